@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The boundary between the queue core (core/) and the event origins
+ * (origins/).  One struct korigin_ops per ukevent.type; the core calls it,
+ * the origin answers and later reports activity with korigin_fire().
+ *
+ * LOCKING (the contract both sides rely on)
+ *  - attach(), modify() and detach() are called by the core with the queue's
+ *    control mutex held and never with a core spinlock or the ready lock
+ *    held.  They may block briefly (pidfd_getfd, epoll_ctl) but must never
+ *    wait on anything a client controls (RULES B3).
+ *  - korigin_fire() may be called from any thread (normally the reactor)
+ *    between a successful attach() and the return of detach().  The origin
+ *    calls it with its own lock held; the core takes only its ready lock
+ *    inside.  Lock order: origin lock -> core ready lock.
+ *  - detach() is called exactly once for every attach() that returned 0.
+ *    When it returns, no korigin_fire() for that kevent is running and none
+ *    will start: the core frees the kevent right after.
+ *  - The ukevent returned by korigin_ukevent() may be read in attach() and
+ *    modify() only; an origin that needs event/req_flags on its own thread
+ *    keeps a copy, updated in modify().
+ */
+#ifndef KEVENT_CORE_ORIGIN_H
+#define KEVENT_CORE_ORIGIN_H
+
+#include <sys/types.h>
+#include <linux/kevent.h>
+
+/* Who asked: from the FUSE request context, or the process itself in tests. */
+struct kcaller {
+	pid_t tid;	/* the calling thread; 0: not visible in our pid namespace */
+	pid_t tgid;	/* its thread group (mapped from tid by the transport) */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* A registered kevent, opaque to origins. */
+struct kitem;
+
+/* What an origin reports about a kevent. */
+struct korigin_result {
+	__u32 ret_flags;	/* 0, or KEVENT_RET_BROKEN when the source failed */
+	__u32 ret_data[2];	/* type specific (A8, A9); [1] = -errno if BROKEN */
+};
+
+struct korigin_ops {
+	const char *name;
+	/*
+	 * ADD.  Returns 0: registered, waiting (detach() will follow later);
+	 * 1: ready now, *res filled; the kevent is not kept (take13) and
+	 * detach() is not called; < 0: -errno, the entry fails BROKEN|DONE.
+	 */
+	int (*attach)(struct kitem *k, const struct kcaller *caller, struct korigin_result *res);
+	/*
+	 * MODIFY of a registered kevent: event and req_flags were replaced.
+	 * Returns 0: keep waiting; 1: ready now (*res filled; the core puts it
+	 * on the ready list and keeps it registered); < 0: -errno, BROKEN.
+	 * NULL: the core treats MODIFY as "keep waiting".
+	 */
+	int (*modify)(struct kitem *k, struct korigin_result *res);
+	/* Stop watching and free the origin's state for k (see LOCKING). */
+	void (*detach)(struct kitem *k);
+};
+
+/*
+ * Origin -> core: k's source had activity that matches its event mask (or
+ * failed: res->ret_flags has KEVENT_RET_BROKEN).  If k is not on the ready
+ * list, the core writes its ring slot, appends it and wakes waiters; if it is,
+ * the result replaces the pending one (merge, A9).  Returns 1 when the origin
+ * must stop reporting k (ONESHOT fired or BROKEN; detach() still follows),
+ * else 0.
+ */
+int korigin_fire(struct kitem *k, const struct korigin_result *res);
+
+/* The kevent as the caller passed it (see LOCKING for when to read it). */
+const struct ukevent *korigin_ukevent(const struct kitem *k);
+
+/* One pointer of private state per kevent, owned by the origin. */
+void *korigin_data(const struct kitem *k);
+void korigin_set_data(struct kitem *k, void *data);
+
+/* The origin table: the core dispatches ADD on ukevent.type through it. */
+int korigin_register(__u32 type, const struct korigin_ops *ops);
+
+#endif /* KEVENT_CORE_ORIGIN_H */

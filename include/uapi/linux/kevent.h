@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note OR MIT */
+/*
+ * kevent: the Aug 23 2006 (take13) kevent ABI, served as a character device.
+ *
+ * This header is the single source of truth for the ABI.  The CUSE daemon,
+ * the kernel module, libkevent and every client include it unchanged.
+ * Layout of every structure is pinned by tests/abi/ (-m32 and -m64).
+ *
+ * The 2006 system calls become ioctls with the same arguments and the same
+ * return values:
+ *
+ *   kevent_ctl(fd, cmd, num, arg)               -> KEVENT_IOC_CTL
+ *   kevent_get_events(fd, min, max, ns, buf, f) -> KEVENT_IOC_GET_EVENTS
+ *
+ * Wrapper structures carry no pointers (user addresses travel as __u64),
+ * no longs, explicit padding only.  They grow by appending fields; the size
+ * a caller was built with is _IOC_SIZE(cmd) and the callee dispatches on
+ * _IOC_NR(cmd) (see docs/abi.md, "Extensible wrapper structs").
+ */
+#ifndef _UAPI_LINUX_KEVENT_H
+#define _UAPI_LINUX_KEVENT_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Bumped whenever anything user-visible in this file or docs/abi.md changes. */
+#define KEVENT_ABI_REVISION		1
+
+/* ukevent.type */
+#define KEVENT_SOCKET			0	/* project extension (A3) */
+#define KEVENT_INODE			1	/* project extension (A3) */
+#define KEVENT_TIMER			2
+#define KEVENT_POLL			3
+#define KEVENT_NAIO			4	/* reserved: fails per entry */
+#define KEVENT_AIO			5	/* reserved: fails per entry */
+#define KEVENT_MAX			6
+
+/* ukevent.event for KEVENT_TIMER */
+#define KEVENT_TIMER_FIRED		0x1
+
+/* ukevent.event for KEVENT_SOCKET */
+#define KEVENT_SOCKET_RECV		0x1
+#define KEVENT_SOCKET_ACCEPT		0x2
+#define KEVENT_SOCKET_SEND		0x4
+
+/* ukevent.event for KEVENT_INODE */
+#define KEVENT_INODE_CREATE		0x1
+#define KEVENT_INODE_REMOVE		0x2
+
+/* ukevent.event for KEVENT_POLL: the i386/x86_64 POLL* values (0x800 unused) */
+#define KEVENT_POLL_POLLIN		0x0001
+#define KEVENT_POLL_POLLPRI		0x0002
+#define KEVENT_POLL_POLLOUT		0x0004
+#define KEVENT_POLL_POLLERR		0x0008
+#define KEVENT_POLL_POLLHUP		0x0010
+#define KEVENT_POLL_POLLNVAL		0x0020
+#define KEVENT_POLL_POLLRDNORM		0x0040
+#define KEVENT_POLL_POLLRDBAND		0x0080
+#define KEVENT_POLL_POLLWRNORM		0x0100
+#define KEVENT_POLL_POLLWRBAND		0x0200
+#define KEVENT_POLL_POLLMSG		0x0400
+#define KEVENT_POLL_POLLREMOVE		0x1000
+
+/* ukevent.event for KEVENT_AIO */
+#define KEVENT_AIO_BIO			0x1
+
+#define KEVENT_MASK_ALL			0xffffffff
+#define KEVENT_MASK_EMPTY		0x0
+
+/* ukevent.req_flags */
+#define KEVENT_REQ_ONESHOT		0x1
+
+/* ukevent.ret_flags */
+#define KEVENT_RET_BROKEN		0x1
+#define KEVENT_RET_DONE			0x2
+
+/* kevent_ctl() commands */
+#define KEVENT_CTL_ADD			0
+#define KEVENT_CTL_REMOVE		1
+#define KEVENT_CTL_MODIFY		2
+
+/*
+ * Per queue: ADD fails whole when kevent_num + num >= KEVENT_MAX_EVENTS, so
+ * at most KEVENT_MAX_EVENTS - 1 = 4095 kevents can be registered (A4).
+ * KEVENT_MAX_EVENTS is also the number of ring slots.
+ */
+#define KEVENT_MAX_EVENTS		4096
+
+struct kevent_id {
+	union {
+		__u32 raw[2];
+		__u64 raw_u64 __attribute__((aligned(8)));
+	};
+};
+
+struct ukevent {
+	struct kevent_id id;		/* what to watch, type specific */
+	__u32 type;			/* KEVENT_TIMER, KEVENT_POLL, ... */
+	__u32 event;			/* event bits of interest */
+	__u32 req_flags;		/* KEVENT_REQ_* */
+	__u32 ret_flags;		/* KEVENT_RET_*, written by the backend */
+	__u32 ret_data[2];		/* type specific; [1] = -errno if BROKEN */
+	union {				/* user cookie, copied back untouched */
+		__u32 user[2];
+		void *ptr;		/* kept for source compatibility (A2) */
+	};
+};
+
+/*
+ * The memory-mapped ring (take13).  KEVENT_RING_PAGES pages of
+ * KEVENT_RING_PAGE_SIZE bytes, each laid out as a struct kevent_mring; only
+ * page 0's index is used.  Slot s lives on page s / KEVENTS_ON_PAGE at
+ * position s % KEVENTS_ON_PAGE.  The ring page size is part of the ABI and
+ * does not follow the machine's PAGE_SIZE; KEVENT_IOC_INFO reports it too.
+ */
+struct mukevent {
+	struct kevent_id id;
+	__u32 ret_flags;
+	__u32 __pad;			/* the 2006 compiler's tail padding */
+};
+
+#define KEVENT_RING_PAGE_SIZE		4096
+#define KEVENTS_ON_PAGE			255	/* (4096 - 4) / 16 */
+#define KEVENT_RING_PAGES		17	/* ceil(4096 / 255); last holds 16 */
+#define KEVENT_RING_SIZE		(KEVENT_RING_PAGES * KEVENT_RING_PAGE_SIZE)
+#define KEVENT_RING_HDR_SIZE		8	/* index + padding before event[0] */
+
+struct kevent_mring {
+	__u32 index;			/* next slot to write, in [0, 4096) */
+	__u32 __pad;
+	struct mukevent event[KEVENTS_ON_PAGE];
+};
+
+/* Byte offset of ring slot s from the start of the mapping. */
+#define KEVENT_RING_SLOT_OFFSET(s)					\
+	(((s) / KEVENTS_ON_PAGE) * KEVENT_RING_PAGE_SIZE +		\
+	 KEVENT_RING_HDR_SIZE + ((s) % KEVENTS_ON_PAGE) * 16)
+
+/*
+ * ioctl transport.  Magic 0xBE is not in the kernel's ioctl-number list.
+ * Every wrapper struct begins a new size version at *_SIZE_VER0; fields are
+ * only appended and a zero field means the old behaviour.  Reserved fields
+ * and unknown ioc_flags must be zero (-EINVAL); a larger struct than the
+ * callee knows must have an all-zero tail (-E2BIG otherwise).
+ */
+#define KEVENT_IOC_MAGIC		0xBE
+
+/* KEVENT_IOC_CTL: returns what kevent_ctl() returned. */
+struct kevent_ctl_arg {
+	__u32 cmd;			/* KEVENT_CTL_* */
+	__u32 num;			/* number of struct ukevent at events */
+	__u64 events;			/* user address of the ukevent array */
+};
+#define KEVENT_CTL_ARG_SIZE_VER0	16
+
+/* KEVENT_IOC_GET_EVENTS: returns the number of ukevents copied to events. */
+struct kevent_get_events_arg {
+	__u32 min_nr;
+	__u32 max_nr;
+	__u64 timeout_ns;		/* ~0ULL waits forever */
+	__u64 events;			/* user address of max_nr ukevents */
+	__u32 flags;			/* the 2006 argument: ignored (A1) */
+	__u32 ioc_flags;		/* KEVENT_GET_*: strict */
+};
+#define KEVENT_GET_EVENTS_ARG_SIZE_VER0	32
+
+#define KEVENT_TIMEOUT_INFINITE		(~(__u64)0)
+#define KEVENT_GET_NONBLOCK		0x1	/* O_NONBLOCK set by fcntl (A11) */
+#define KEVENT_GET_IOC_FLAGS		KEVENT_GET_NONBLOCK
+
+/* KEVENT_IOC_INFO: what this backend is and can do. */
+#define KEVENT_BACKEND_CORE		1	/* in-process core (tests) */
+#define KEVENT_BACKEND_CUSE		2	/* kevent-cuse daemon */
+#define KEVENT_BACKEND_MODULE		3	/* kmod/kevent.ko */
+
+#define KEVENT_FEAT_RING_MMAP		0x01	/* mmap() of the fd maps the ring */
+#define KEVENT_FEAT_RING_SHM		0x02	/* KEVENT_IOC_RING_SHM answers */
+#define KEVENT_FEAT_PROCESS_VM		0x04	/* arrays move through process memory */
+#define KEVENT_FEAT_FD_ORIGINS		0x08	/* fd origins usable by this caller */
+#define KEVENT_FEAT_RETRY_PATH		0x10	/* arrays move by ioctl retry (B4) */
+#define KEVENT_FEAT_STRICT		0x20	/* KEVENT_ABI_STRICT accepted */
+
+/* Index of kevent_info.limits[]: per-uid caps and use (B7). */
+#define KEVENT_LIMIT_QUEUES		0
+#define KEVENT_LIMIT_KEVENTS		1
+#define KEVENT_LIMIT_FD_KEVENTS		2
+#define KEVENT_LIMIT_TIMERS		3
+#define KEVENT_LIMIT_MARKS		4
+#define KEVENT_LIMIT_RUNNING		5
+#define KEVENT_LIMIT_PARKED		6
+#define KEVENT_LIMIT_NR			8	/* one slot spare */
+
+struct kevent_limit {
+	__u32 cap;			/* 0: no cap */
+	__u32 used;
+};
+
+struct kevent_info {
+	__u32 size;			/* bytes of this struct the backend filled */
+	__u32 abi_revision;		/* KEVENT_ABI_REVISION of the backend */
+	__u32 backend;			/* KEVENT_BACKEND_* */
+	__u32 features;			/* KEVENT_FEAT_* */
+	__u32 supported_types;		/* bit (1 << type) per implemented type */
+	__u32 ukevent_size;		/* 40 */
+	__u32 mukevent_size;		/* 16 */
+	__u32 ring_page_size;		/* KEVENT_RING_PAGE_SIZE */
+	__u32 ring_slots_per_page;	/* KEVENTS_ON_PAGE */
+	__u32 ring_pages;		/* KEVENT_RING_PAGES */
+	__u32 ring_slots;		/* KEVENT_MAX_EVENTS */
+	__u32 max_kevents;		/* per queue: KEVENT_MAX_EVENTS - 1 */
+	__u32 max_ctl_num;		/* largest CTL batch on this caller's path */
+	__u32 max_get_nr;		/* largest GET_EVENTS batch on this path */
+	__u32 queue_kevents;		/* registered on this queue now */
+	__u32 queue_ready;		/* on this queue's ready list now */
+	struct kevent_limit limits[KEVENT_LIMIT_NR];
+	__u64 live_queues;		/* backend-wide live objects */
+	__u64 live_kevents;
+	__u64 live_waiters;
+};
+#define KEVENT_INFO_SIZE_VER0		152
+
+/* KEVENT_IOC_RING_SHM (CUSE only; the module answers -ENOTTY). */
+struct kevent_ring_shm {
+	__u32 size;			/* bytes of this struct the backend filled */
+	__u32 flags;			/* none yet: 0 */
+	__u64 length;			/* bytes to map: KEVENT_RING_SIZE */
+	char path[112];			/* NUL-terminated; open O_RDONLY, map PROT_READ */
+};
+#define KEVENT_RING_SHM_SIZE_VER0	128
+
+/*
+ * KEVENT_IOC_SET_ABI (reserved for future ABI variants, A12): accepted only
+ * before the first KEVENT_IOC_CTL on the queue (-EBUSY after).  revision
+ * must be KEVENT_ABI_REVISION.  KEVENT_ABI_STRICT makes the 2006 fields
+ * strict too: unknown req_flags bits fail that entry with -EINVAL.
+ */
+struct kevent_set_abi {
+	__u32 revision;
+	__u32 flags;			/* KEVENT_ABI_* */
+	__u64 __reserved;		/* must be 0 */
+};
+#define KEVENT_SET_ABI_SIZE_VER0	16
+#define KEVENT_ABI_STRICT		0x1
+#define KEVENT_ABI_FLAGS		KEVENT_ABI_STRICT
+
+#define KEVENT_IOC_NR_INFO		0x00
+#define KEVENT_IOC_NR_CTL		0x01
+#define KEVENT_IOC_NR_GET_EVENTS	0x02
+#define KEVENT_IOC_NR_RING_SHM		0x03
+#define KEVENT_IOC_NR_SET_ABI		0x04
+
+#define KEVENT_IOC_INFO		_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, struct kevent_info)
+#define KEVENT_IOC_CTL		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg)
+#define KEVENT_IOC_GET_EVENTS	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, struct kevent_get_events_arg)
+#define KEVENT_IOC_RING_SHM	_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_RING_SHM, struct kevent_ring_shm)
+#define KEVENT_IOC_SET_ABI	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_SET_ABI, struct kevent_set_abi)
+
+/* The cap on any wrapper struct a caller may pass: -E2BIG beyond it. */
+#define KEVENT_IOC_ARG_MAX		1024
+
+#endif /* _UAPI_LINUX_KEVENT_H */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* libkevent: the 2006 system calls and the ring helpers; see libkevent.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "libkevent.h"
+
+int kevent_ctl(int fd, unsigned int cmd, unsigned int num, void *arg)
+{
+	struct kevent_ctl_arg a = {
+		.cmd = cmd,
+		.num = num,
+		.events = (__u64)(uintptr_t)arg,
+	};
+
+	return ioctl(fd, KEVENT_IOC_CTL, &a);
+}
+
+int kevent_get_events(int fd, unsigned int min_nr, unsigned int max_nr,
+		      __u64 timeout_ns, void *buf, unsigned int flags)
+{
+	struct kevent_get_events_arg a = {
+		.min_nr = min_nr,
+		.max_nr = max_nr,
+		.timeout_ns = timeout_ns,
+		.events = (__u64)(uintptr_t)buf,
+		.flags = flags,
+	};
+	/* A CUSE daemon sees only the open flags; fcntl changes reach it here. */
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	if (fl & O_NONBLOCK)
+		a.ioc_flags |= KEVENT_GET_NONBLOCK;
+	return ioctl(fd, KEVENT_IOC_GET_EVENTS, &a);
+}
+
+int kevent_info(int fd, struct kevent_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return ioctl(fd, KEVENT_IOC_INFO, info) < 0 ? -1 : 0;
+}
+
+int kevent_set_abi(int fd, unsigned int revision, unsigned int flags)
+{
+	struct kevent_set_abi a = { .revision = revision, .flags = flags };
+
+	return ioctl(fd, KEVENT_IOC_SET_ABI, &a) < 0 ? -1 : 0;
+}
+
+static void *ring_map_shm(int fd)
+{
+	struct kevent_ring_shm shm;
+	void *p;
+	int sfd, saved;
+
+	memset(&shm, 0, sizeof(shm));
+	if (ioctl(fd, KEVENT_IOC_RING_SHM, &shm) < 0)
+		return MAP_FAILED;
+	if (shm.length != KEVENT_RING_SIZE || !memchr(shm.path, '\0', sizeof(shm.path))) {
+		errno = EPROTO;
+		return MAP_FAILED;
+	}
+	sfd = open(shm.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (sfd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, sfd, 0);
+	saved = errno;
+	close(sfd);
+	errno = saved;
+	return p;
+}
+
+int kevent_ring_map(int fd, struct kevent_ring *ring)
+{
+	void *p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	int via_shm = 0;
+
+	/* CUSE cannot mmap (ENODEV); the daemon exports the ring instead. */
+	if (p == MAP_FAILED && errno == ENODEV) {
+		p = ring_map_shm(fd);
+		via_shm = 1;
+	}
+	if (p == MAP_FAILED)
+		return -1;
+	ring->base = p;
+	ring->length = KEVENT_RING_SIZE;
+	ring->via_shm = via_shm;
+	ring->next = kevent_ring_index(ring);
+	return 0;
+}
+
+int kevent_ring_unmap(struct kevent_ring *ring)
+{
+	int ret = munmap((void *)ring->base, ring->length);
+
+	ring->base = NULL;
+	ring->length = 0;
+	return ret;
+}
+
+unsigned int kevent_ring_index(const struct kevent_ring *ring)
+{
+	const struct kevent_mring *page0 = (const struct kevent_mring *)ring->base;
+
+	return __atomic_load_n(&page0->index, __ATOMIC_ACQUIRE) % KEVENT_MAX_EVENTS;
+}
+
+const struct mukevent *kevent_ring_slot(const struct kevent_ring *ring, unsigned int s)
+{
+	if (s >= KEVENT_MAX_EVENTS)
+		return NULL;
+	return (const struct mukevent *)(ring->base + KEVENT_RING_SLOT_OFFSET(s));
+}
+
+unsigned int kevent_ring_read(struct kevent_ring *ring, struct mukevent *out, unsigned int max)
+{
+	unsigned int idx = kevent_ring_index(ring), n = 0;
+
+	while (ring->next != idx && n < max) {
+		memcpy(&out[n++], kevent_ring_slot(ring, ring->next), sizeof(*out));
+		ring->next = (ring->next + 1) % KEVENT_MAX_EVENTS;
+	}
+	return n;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libkevent: the 2006 kevent system calls as functions over the ioctls of
+ * <linux/kevent.h>, plus helpers for the memory-mapped ring.
+ *
+ * Every function returns -1 and sets errno on failure, like the syscall
+ * wrappers of the 2006 test programs; see libkevent(3).
+ */
+#ifndef LIBKEVENT_H
+#define LIBKEVENT_H
+
+#include <stddef.h>
+#include <linux/kevent.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KEVENT_DEVICE_DEFAULT "/dev/kevent"
+
+/* kevent_ctl(2): KEVENT_CTL_ADD/REMOVE/MODIFY on num ukevents at arg. */
+int kevent_ctl(int fd, unsigned int cmd, unsigned int num, void *arg);
+
+/*
+ * kevent_get_events(2): wait until min_nr kevents are ready or timeout_ns
+ * passes (KEVENT_TIMEOUT_INFINITE: forever), copy up to max_nr to buf.
+ * O_NONBLOCK on fd, however it was set, makes the call non-blocking (A11).
+ */
+int kevent_get_events(int fd, unsigned int min_nr, unsigned int max_nr,
+		      __u64 timeout_ns, void *buf, unsigned int flags);
+
+/* KEVENT_IOC_INFO into *info (zero-filled first). */
+int kevent_info(int fd, struct kevent_info *info);
+
+/* KEVENT_IOC_SET_ABI: before the first kevent_ctl() on the queue only. */
+int kevent_set_abi(int fd, unsigned int revision, unsigned int flags);
+
+/* A read-only view of a queue's ring, from either backend. */
+struct kevent_ring {
+	const unsigned char *base;	/* KEVENT_RING_SIZE bytes, PROT_READ */
+	size_t length;
+	unsigned int next;		/* the reader's index: next slot to read */
+	int via_shm;			/* 1: KEVENT_IOC_RING_SHM, 0: mmap of fd */
+};
+
+/*
+ * Map the ring of queue fd: mmap() of the fd where the backend supports it,
+ * else the shared-memory object KEVENT_IOC_RING_SHM names.  ring->next starts
+ * at the current index, so only slots written after the call are new.
+ */
+int kevent_ring_map(int fd, struct kevent_ring *ring);
+int kevent_ring_unmap(struct kevent_ring *ring);
+
+/* The backend's write index (acquire): the next slot it will write. */
+unsigned int kevent_ring_index(const struct kevent_ring *ring);
+
+/* Slot s (0 <= s < KEVENT_MAX_EVENTS), with the per-page header skipped. */
+const struct mukevent *kevent_ring_slot(const struct kevent_ring *ring, unsigned int s);
+
+/*
+ * Copy the slots written since the last call (at most max, oldest first) to
+ * out and advance ring->next past them.  Returns how many were copied.  A full
+ * lap of 4096 slots cannot be told from no change (2006 ABI, docs/abi.md).
+ */
+unsigned int kevent_ring_read(struct kevent_ring *ring, struct mukevent *out, unsigned int max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBKEVENT_H */

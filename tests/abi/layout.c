@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Layout pins for include/uapi/linux/kevent.h.
+ *
+ * Every size, offset and constant of the take13 ABI is pinned twice: by a
+ * _Static_assert (a changed layout does not build) and by a runtime check
+ * printed as TAP (so each pin is visible and counted).  The same file is
+ * built -m64 and -m32.  struct take13_* below is an independent restatement
+ * of the Aug 23 2006 structures, frozen here: the header is compared with it
+ * field by field.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/kevent.h>
+
+struct take13_kevent_id {
+	union {
+		__u32 raw[2];
+		__u64 raw_u64 __attribute__((aligned(8)));
+	};
+};
+
+struct take13_ukevent {
+	struct take13_kevent_id id;
+	__u32 type, event, req_flags, ret_flags, ret_data[2];
+	union {
+		__u32 user[2];
+		void *ptr;
+	};
+};
+
+struct take13_mukevent {
+	struct take13_kevent_id id;
+	__u32 ret_flags;
+};
+
+#define take13_KEVENTS_ON_PAGE ((4096 - sizeof(unsigned int)) / sizeof(struct take13_mukevent))
+
+struct take13_kevent_mring {
+	unsigned int index;
+	struct take13_mukevent event[take13_KEVENTS_ON_PAGE];
+};
+
+#define SAME_FIELD(a, b, f) \
+	(offsetof(struct a, f) == offsetof(struct b, f) && \
+	 sizeof(((struct a *)0)->f) == sizeof(((struct b *)0)->f))
+
+/* X(name, expression): each pin once, used for both kinds of check. */
+#define PINS(X) \
+	X(kevent_id_size, sizeof(struct kevent_id) == 8) \
+	X(kevent_id_align, _Alignof(struct kevent_id) == 8) \
+	X(kevent_id_raw_low_half, offsetof(struct kevent_id, raw) == offsetof(struct kevent_id, raw_u64)) \
+	X(ukevent_size, sizeof(struct ukevent) == 40) \
+	X(ukevent_align, _Alignof(struct ukevent) == 8) \
+	X(ukevent_id_off, offsetof(struct ukevent, id) == 0) \
+	X(ukevent_type_off, offsetof(struct ukevent, type) == 8) \
+	X(ukevent_event_off, offsetof(struct ukevent, event) == 12) \
+	X(ukevent_req_flags_off, offsetof(struct ukevent, req_flags) == 16) \
+	X(ukevent_ret_flags_off, offsetof(struct ukevent, ret_flags) == 20) \
+	X(ukevent_ret_data_off, offsetof(struct ukevent, ret_data) == 24) \
+	X(ukevent_user_off, offsetof(struct ukevent, user) == 32) \
+	X(ukevent_ptr_off, offsetof(struct ukevent, ptr) == 32) \
+	X(ukevent_ptr_fits, sizeof(((struct ukevent *)0)->ptr) <= 8) \
+	X(ukevent_frozen_size, sizeof(struct ukevent) == sizeof(struct take13_ukevent)) \
+	X(ukevent_frozen_id, SAME_FIELD(ukevent, take13_ukevent, id)) \
+	X(ukevent_frozen_type, SAME_FIELD(ukevent, take13_ukevent, type)) \
+	X(ukevent_frozen_event, SAME_FIELD(ukevent, take13_ukevent, event)) \
+	X(ukevent_frozen_req_flags, SAME_FIELD(ukevent, take13_ukevent, req_flags)) \
+	X(ukevent_frozen_ret_flags, SAME_FIELD(ukevent, take13_ukevent, ret_flags)) \
+	X(ukevent_frozen_ret_data, SAME_FIELD(ukevent, take13_ukevent, ret_data)) \
+	X(ukevent_frozen_user, SAME_FIELD(ukevent, take13_ukevent, user)) \
+	X(mukevent_size, sizeof(struct mukevent) == 16) \
+	X(mukevent_frozen_size, sizeof(struct mukevent) == sizeof(struct take13_mukevent)) \
+	X(mukevent_id_off, offsetof(struct mukevent, id) == 0) \
+	X(mukevent_ret_flags_off, offsetof(struct mukevent, ret_flags) == 8) \
+	X(mukevent_frozen_ret_flags, SAME_FIELD(mukevent, take13_mukevent, ret_flags)) \
+	X(mring_event_off, offsetof(struct kevent_mring, event) == 8) \
+	X(mring_frozen_event_off, offsetof(struct kevent_mring, event) == offsetof(struct take13_kevent_mring, event)) \
+	X(mring_size, sizeof(struct kevent_mring) == 4088) \
+	X(mring_frozen_size, sizeof(struct kevent_mring) == sizeof(struct take13_kevent_mring)) \
+	X(ring_hdr_size, KEVENT_RING_HDR_SIZE == offsetof(struct kevent_mring, event)) \
+	X(events_on_page, KEVENTS_ON_PAGE == 255) \
+	X(events_on_page_formula, KEVENTS_ON_PAGE == take13_KEVENTS_ON_PAGE) \
+	X(ring_page_size, KEVENT_RING_PAGE_SIZE == 4096) \
+	X(ring_pages, KEVENT_RING_PAGES == 17) \
+	X(ring_pages_formula, KEVENT_RING_PAGES == (KEVENT_MAX_EVENTS + KEVENTS_ON_PAGE - 1) / KEVENTS_ON_PAGE) \
+	X(ring_last_page_slots, KEVENT_MAX_EVENTS - (KEVENT_RING_PAGES - 1) * KEVENTS_ON_PAGE == 16) \
+	X(ring_size, KEVENT_RING_SIZE == 17 * 4096) \
+	X(ring_slot0, KEVENT_RING_SLOT_OFFSET(0) == 8) \
+	X(ring_slot254, KEVENT_RING_SLOT_OFFSET(254) == 8 + 254 * 16) \
+	X(ring_slot255, KEVENT_RING_SLOT_OFFSET(255) == 4096 + 8) \
+	X(ring_slot4095, KEVENT_RING_SLOT_OFFSET(4095) == 16 * 4096 + 8 + 15 * 16) \
+	X(ring_slot4095_in_map, KEVENT_RING_SLOT_OFFSET(4095) + 16 <= KEVENT_RING_SIZE) \
+	X(ring_slot_stride, KEVENT_RING_SLOT_OFFSET(1) - KEVENT_RING_SLOT_OFFSET(0) == sizeof(struct mukevent)) \
+	X(type_socket, KEVENT_SOCKET == 0) \
+	X(type_inode, KEVENT_INODE == 1) \
+	X(type_timer, KEVENT_TIMER == 2) \
+	X(type_poll, KEVENT_POLL == 3) \
+	X(type_naio, KEVENT_NAIO == 4) \
+	X(type_aio, KEVENT_AIO == 5) \
+	X(type_max, KEVENT_MAX == 6) \
+	X(timer_fired, KEVENT_TIMER_FIRED == 0x1) \
+	X(socket_recv, KEVENT_SOCKET_RECV == 0x1) \
+	X(socket_accept, KEVENT_SOCKET_ACCEPT == 0x2) \
+	X(socket_send, KEVENT_SOCKET_SEND == 0x4) \
+	X(inode_create, KEVENT_INODE_CREATE == 0x1) \
+	X(inode_remove, KEVENT_INODE_REMOVE == 0x2) \
+	X(poll_in, KEVENT_POLL_POLLIN == 0x1) \
+	X(poll_pri, KEVENT_POLL_POLLPRI == 0x2) \
+	X(poll_out, KEVENT_POLL_POLLOUT == 0x4) \
+	X(poll_err, KEVENT_POLL_POLLERR == 0x8) \
+	X(poll_hup, KEVENT_POLL_POLLHUP == 0x10) \
+	X(poll_nval, KEVENT_POLL_POLLNVAL == 0x20) \
+	X(poll_rdnorm, KEVENT_POLL_POLLRDNORM == 0x40) \
+	X(poll_rdband, KEVENT_POLL_POLLRDBAND == 0x80) \
+	X(poll_wrnorm, KEVENT_POLL_POLLWRNORM == 0x100) \
+	X(poll_wrband, KEVENT_POLL_POLLWRBAND == 0x200) \
+	X(poll_msg, KEVENT_POLL_POLLMSG == 0x400) \
+	X(poll_remove, KEVENT_POLL_POLLREMOVE == 0x1000) \
+	X(aio_bio, KEVENT_AIO_BIO == 0x1) \
+	X(mask_all, KEVENT_MASK_ALL == 0xffffffffu) \
+	X(mask_empty, KEVENT_MASK_EMPTY == 0) \
+	X(req_oneshot, KEVENT_REQ_ONESHOT == 0x1) \
+	X(ret_broken, KEVENT_RET_BROKEN == 0x1) \
+	X(ret_done, KEVENT_RET_DONE == 0x2) \
+	X(ctl_add, KEVENT_CTL_ADD == 0) \
+	X(ctl_remove, KEVENT_CTL_REMOVE == 1) \
+	X(ctl_modify, KEVENT_CTL_MODIFY == 2) \
+	X(max_events, KEVENT_MAX_EVENTS == 4096) \
+	X(ctl_arg_size, sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0) \
+	X(ctl_arg_cmd, offsetof(struct kevent_ctl_arg, cmd) == 0) \
+	X(ctl_arg_num, offsetof(struct kevent_ctl_arg, num) == 4) \
+	X(ctl_arg_events, offsetof(struct kevent_ctl_arg, events) == 8) \
+	X(get_arg_size, sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0) \
+	X(get_arg_min_nr, offsetof(struct kevent_get_events_arg, min_nr) == 0) \
+	X(get_arg_max_nr, offsetof(struct kevent_get_events_arg, max_nr) == 4) \
+	X(get_arg_timeout, offsetof(struct kevent_get_events_arg, timeout_ns) == 8) \
+	X(get_arg_events, offsetof(struct kevent_get_events_arg, events) == 16) \
+	X(get_arg_flags, offsetof(struct kevent_get_events_arg, flags) == 24) \
+	X(get_arg_ioc_flags, offsetof(struct kevent_get_events_arg, ioc_flags) == 28) \
+	X(info_size, sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0) \
+	X(info_size_first, offsetof(struct kevent_info, size) == 0) \
+	X(info_limits, offsetof(struct kevent_info, limits) == 64) \
+	X(info_live_queues, offsetof(struct kevent_info, live_queues) == 128) \
+	X(info_live_waiters, offsetof(struct kevent_info, live_waiters) == 144) \
+	X(ring_shm_size, sizeof(struct kevent_ring_shm) == KEVENT_RING_SHM_SIZE_VER0) \
+	X(ring_shm_length, offsetof(struct kevent_ring_shm, length) == 8) \
+	X(ring_shm_path, offsetof(struct kevent_ring_shm, path) == 16) \
+	X(set_abi_size, sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0) \
+	X(wrappers_mult8, sizeof(struct kevent_ctl_arg) % 8 == 0 && sizeof(struct kevent_get_events_arg) % 8 == 0 && \
+	  sizeof(struct kevent_info) % 8 == 0 && sizeof(struct kevent_ring_shm) % 8 == 0 && sizeof(struct kevent_set_abi) % 8 == 0) \
+	X(ioc_magic, _IOC_TYPE(KEVENT_IOC_CTL) == 0xBE) \
+	X(ioc_ctl, KEVENT_IOC_CTL == _IOW(0xBE, 1, struct kevent_ctl_arg)) \
+	X(ioc_ctl_size, _IOC_SIZE(KEVENT_IOC_CTL) == 16) \
+	X(ioc_get_events_size, _IOC_SIZE(KEVENT_IOC_GET_EVENTS) == 32) \
+	X(ioc_get_events_nr, _IOC_NR(KEVENT_IOC_GET_EVENTS) == 2) \
+	X(ioc_info_dir, _IOC_DIR(KEVENT_IOC_INFO) == _IOC_READ) \
+	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == 152) \
+	X(ioc_ring_shm_size, _IOC_SIZE(KEVENT_IOC_RING_SHM) == 128) \
+	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
+	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER0) \
+	X(timeout_infinite, KEVENT_TIMEOUT_INFINITE == 0xffffffffffffffffull) \
+	X(get_nonblock, KEVENT_GET_NONBLOCK == 0x1)
+
+#define STATIC_PIN(name, expr) _Static_assert(expr, #name);
+PINS(STATIC_PIN)
+
+struct pin {
+	const char *name;
+	int ok;
+};
+
+#define RUNTIME_PIN(name, expr) { #name, !!(expr) },
+static const struct pin pins[] = { PINS(RUNTIME_PIN) };
+
+int main(void)
+{
+	const char *abi = sizeof(void *) == 8 ? "m64" : "m32";
+	unsigned int n = sizeof(pins) / sizeof(pins[0]), failed = 0;
+
+	printf("TAP version 13\n1..%u\n", n);
+	for (unsigned int i = 0; i < n; i++) {
+		printf("%sok %u - %s::%s\n", pins[i].ok ? "" : "not ", i + 1, abi, pins[i].name);
+		failed += !pins[i].ok;
+	}
+	return failed ? 1 : 0;
+}
