@@ -4,6 +4,67 @@
  * No libfuse and no origin code behind it; origins plug in via origin.h.
  *
  * Errors are -errno.  The one positive sentinel is KDISP_PARKED.
+ *
+ * Decisions taken by the core (binding for every transport):
+ *  - Origins: korigin_register() fills one global table (call it at start,
+ *    before kcore_new()).  kcore_config.origins[] overrides it per core;
+ *    tests install core/test-origin.h that way.  A type with no origin, or
+ *    type >= KEVENT_MAX, fails that ADD entry with -EINVAL (A3).
+ *  - INFO: backend and features from kcore_config (the core adds
+ *    KEVENT_FEAT_STRICT: it implements SET_ABI's strict mode);
+ *    max_ctl_num/max_get_nr from kcore_config (0 means 4095);
+ *    supported_types = the types with an origin; limits[] = the caps of
+ *    kcore_config.caps and the caller's uid's use; live_* = the counters.
+ *  - KEVENT_IOC_RING_SHM: -ENOTTY from the core; the CUSE daemon answers it
+ *    before calling kdisp_plan().
+ *  - SET_ABI: only before the first CTL on the queue (any CTL that passed
+ *    kdisp_plan counts, num = 0 too), -EBUSY after; revision must be
+ *    KEVENT_ABI_REVISION, flags within KEVENT_ABI_FLAGS, __reserved 0,
+ *    else -EINVAL.  KEVENT_ABI_STRICT: unknown req_flags bits fail that ADD
+ *    or MODIFY entry with -EINVAL.
+ *  - GET_EVENTS and O_NONBLOCK: a transport ORs KEVENT_GET_NONBLOCK into
+ *    plan->arg.get.ioc_flags for a file opened O_NONBLOCK (A11).
+ *  - kdisp_plan() reads the queue's kevent count without its lock for the
+ *    whole-call checks; kdisp_execute() repeats them under the control lock.
+ *  - User memory: ua->read/write may run with the queue's control lock held
+ *    and, for a parked waiter, on the core's worker thread.  A transport
+ *    whose user memory can block (RULES B3) gives a ua over private buffers
+ *    and copies to the client in complete().
+ *  - GET_EVENTS copy faults (D10): the n entries about to be copied are read
+ *    through ua first (a probe: the plan's in range covers the out range),
+ *    a fault there is -EFAULT with nothing dequeued.  A write fault after
+ *    the dequeue returns the count of entries that could be written, or
+ *    -EFAULT if none; the rest is lost.
+ *  - CTL copy faults (D9): the whole array is read in one ua->read first;
+ *    ADD writes back the compacted prefix, MODIFY/REMOVE the whole array,
+ *    in one ua->write; a fault there is -EFAULT with the effects kept.
+ *  - MODIFY: event and req_flags replaced, the origin re-evaluates; a
+ *    pending readiness stays pending.  Entry written back DONE, plus BROKEN
+ *    (ret_data[1] = -errno) when the origin refused; BROKEN alone, with
+ *    ret_data untouched, when nothing matched (take13).
+ *  - A BROKEN non-ONESHOT kevent stays registered (take13) until REMOVE.
+ *  - Waiters complete on the worker thread (normal mode) or inside
+ *    kcore_run_deadlines() (deterministic mode), or inline in a later
+ *    GET_EVENTS/CTL/release on the same queue; kwaiter_interrupt() only
+ *    marks and schedules, so it is safe from a transport's interrupt
+ *    callback that holds the request lock complete() takes.
+ *  - Deterministic mode with wr == NULL: a GET_EVENTS that would wait
+ *    returns what is ready at once (nothing else could wake it).
+ *  - Per-uid charges (D18): queues to the owner at open (-EMFILE); KEVENTS
+ *    and, by type, TIMERS (timer), FD_KEVENTS (poll, socket), MARKS
+ *    (inode) to the uid of the ADD caller (entry -ENOSPC); PARKED to the
+ *    GET_EVENTS caller (-EAGAIN); RUNNING through kcore_running_enter().
+ *  - notify() runs on the thread of korigin_fire(), with that origin's
+ *    lock held (but no core lock): it must only signal, never block.
+ *  - liburcu and RULES C5: the core itself uses no liburcu.  Where RCU
+ *    would go, the origin -> queue hand-off needs no protection because
+ *    detach() guarantees no fire is running (queue.c LOCKING), and the
+ *    per-uid lookup many threads read walks insert-only chains published
+ *    with release stores (core.c).  So the TSan build (-Db_sanitize=thread)
+ *    checks exactly the code that ships, with no suppression file; kcore_dep
+ *    still carries liburcu for the origins that use it.  Criterion cannot
+ *    run under TSan, so core/tests builds the same tests against
+ *    core/tests/tap-shim.h there.
  */
 #ifndef KEVENT_CORE_KCORE_H
 #define KEVENT_CORE_KCORE_H
@@ -30,6 +91,11 @@ struct kcore_config {
 	int deterministic;
 	__u64 (*clock_ns)(void *ctx);	/* NULL: CLOCK_MONOTONIC */
 	void *clock_ctx;
+	/* Per-core origin table: a non-NULL entry overrides korigin_register(). */
+	const struct korigin_ops *origins[KEVENT_MAX];
+	/* Fault injection: returns non-zero to make the next allocation fail. */
+	int (*alloc_fail)(void *ctx);
+	void *alloc_fail_ctx;
 };
 
 int kcore_new(const struct kcore_config *cfg, struct kcore **ret);
@@ -42,8 +108,34 @@ struct kcore_counters {
 };
 void kcore_counters(const struct kcore *core, struct kcore_counters *out);
 
-/* Deterministic mode: complete every waiter whose deadline has passed. */
+/*
+ * Deterministic mode: complete every waiter whose deadline has passed, and
+ * serve every queue an origin fire or an interrupt scheduled.  Harmless in
+ * normal mode (the worker does the same).
+ */
 void kcore_run_deadlines(struct kcore *core);
+
+/*
+ * Test hook: serve all scheduled work and wait until the worker is idle, so
+ * every completion due so far has been delivered and the counters are final.
+ */
+void kcore_sync(struct kcore *core);
+
+/*
+ * The RUNNING cap (B7, D18): a transport brackets each request it runs on
+ * a worker with these.  enter() returns 0 or -EAGAIN at the caller's cap.
+ */
+int kcore_running_enter(struct kcore *core, const struct kcaller *caller);
+void kcore_running_exit(struct kcore *core, const struct kcaller *caller);
+
+/*
+ * A use of a per-uid resource the core does not count itself (the core
+ * already charges QUEUES, KEVENTS, TIMERS, FD_KEVENTS, MARKS and PARKED).
+ */
+int kcore_uid_charge(struct kcore *core, uid_t uid, unsigned int limit);
+void kcore_uid_uncharge(struct kcore *core, uid_t uid, unsigned int limit);
+/* The uid's current use of limit (INFO, tests). */
+unsigned int kcore_uid_used(struct kcore *core, uid_t uid, unsigned int limit);
 
 /*
  * open(): a new queue owned by owner.  ring is KEVENT_RING_SIZE bytes of
@@ -55,7 +147,11 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 		struct kqueue **ret);
 /*
  * release(): every kevent detached and freed, every parked waiter completed
- * (with what is ready) before it returns.
+ * (with what is ready) before it returns.  After it returns no notify() is
+ * running (each ran inside a korigin_fire() that detach() waited for); a
+ * complete() that another thread started before the release may still be
+ * finishing, and the queue's memory lives until its waiters' kwaiter_put().
+ * A transport keeps the queue open while its own calls run (D17).
  */
 void kqueue_release(struct kqueue *q);
 
@@ -116,7 +212,9 @@ struct kwait_req {
  * Phase 2: run the call.  Returns the ioctl's result (>= 0), -errno, or
  * KDISP_PARKED.  reply receives plan->reply_len bytes for INFO/RING_SHM.
  * wr may be NULL: the call then never parks (it waits in place, for
- * in-process users only).
+ * in-process users only).  With wr set, waiter must not be NULL.
+ * complete() of other, parked calls on the same queue may run inline on
+ * the calling thread before this returns (D16 serves older waiters first).
  */
 int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 		  const struct kcaller *caller, const struct kuaccess *ua,

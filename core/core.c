@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine: configuration, the origin table, per-uid limits, live-object
+ * counters, and the worker that runs waiter deadlines and serves queues
+ * whose waiters an origin fire or an interrupt made due.
+ *
+ * LOCKING
+ *  - core->lock: the deadline heap, the work list, kqueue.work_pending and
+ *    the stop flag.  Innermost but for uid_lock: taken under a queue's
+ *    control lock or ready lock, never the other way round.  The worker
+ *    drops it before it serves a queue.
+ *  - core->uid_lock: serialises inserts into the uid hash; a leaf.  Lookups
+ *    take no lock (insert-only chains, records freed only by kcore_free),
+ *    and charges are atomic operations on struct kuid.
+ *  - the global origin table is a set of atomic pointers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static _Atomic(const struct korigin_ops *) korigin_table[KEVENT_MAX];
+
+int korigin_register(__u32 type, const struct korigin_ops *ops)
+{
+	if (type >= KEVENT_MAX)
+		return -EINVAL;
+	if (ops && (!ops->attach || !ops->detach))
+		return -EINVAL;
+	atomic_store(&korigin_table[type], ops);
+	return 0;
+}
+
+const struct korigin_ops *kcore_origin(const struct kcore *core, __u32 type)
+{
+	if (type >= KEVENT_MAX)
+		return NULL;
+	if (core->origins[type])
+		return core->origins[type];
+	return atomic_load(&korigin_table[type]);
+}
+
+void *kcore_alloc(struct kcore *core, size_t len)
+{
+	if (core->cfg.alloc_fail && core->cfg.alloc_fail(core->cfg.alloc_fail_ctx))
+		return NULL;
+	return calloc(1, len);
+}
+
+/* For buffers that are filled at once: no zeroing. */
+void *kcore_alloc_raw(struct kcore *core, size_t len)
+{
+	if (core->cfg.alloc_fail && core->cfg.alloc_fail(core->cfg.alloc_fail_ctx))
+		return NULL;
+	return malloc(len);
+}
+
+static __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+__u64 kcore_now(const struct kcore *core)
+{
+	if (core->cfg.clock_ns)
+		return core->cfg.clock_ns(core->cfg.clock_ctx);
+	return monotonic_ns();
+}
+
+/* ---- per-uid limits ---- */
+
+static struct kuid *uid_find(struct kcore *core, unsigned int b, uid_t uid)
+{
+	struct kuid *u;
+
+	for (u = atomic_load_explicit(&core->uids[b], memory_order_acquire); u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	return NULL;
+}
+
+/*
+ * The uid's record, created on first use.  Records live until kcore_free(),
+ * so readers walk the chains without a lock: a record is complete before
+ * the release store that publishes it.
+ */
+struct kuid *kcore_uid_get(struct kcore *core, uid_t uid)
+{
+	unsigned int b = (unsigned int)uid % 64;
+	struct kuid *u = uid_find(core, b, uid);
+
+	if (u)
+		return u;
+	pthread_mutex_lock(&core->uid_lock);
+	u = uid_find(core, b, uid);
+	if (!u) {
+		u = kcore_alloc(core, sizeof(*u));
+		if (u) {
+			u->uid = uid;
+			u->next = atomic_load_explicit(&core->uids[b], memory_order_relaxed);
+			atomic_store_explicit(&core->uids[b], u, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&core->uid_lock);
+	return u;
+}
+
+/* 0, or -ENOSPC when res is at its cap for u. */
+int kuid_charge(struct kcore *core, struct kuid *u, int res)
+{
+	unsigned int cap = core->cfg.caps[res];
+	unsigned int cur = atomic_load(&u->used[res]);
+
+	do {
+		if (cap && cur >= cap)
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak(&u->used[res], &cur, cur + 1));
+	return 0;
+}
+
+void kuid_uncharge(struct kuid *u, int res)
+{
+	atomic_fetch_sub(&u->used[res], 1);
+}
+
+int kcore_uid_charge(struct kcore *core, uid_t uid, unsigned int limit)
+{
+	struct kuid *u;
+
+	if (limit >= KEVENT_LIMIT_NR)
+		return -EINVAL;
+	u = kcore_uid_get(core, uid);
+	if (!u)
+		return -ENOMEM;
+	return kuid_charge(core, u, (int)limit);
+}
+
+void kcore_uid_uncharge(struct kcore *core, uid_t uid, unsigned int limit)
+{
+	struct kuid *u = kcore_uid_get(core, uid);
+
+	if (u && limit < KEVENT_LIMIT_NR)
+		kuid_uncharge(u, (int)limit);
+}
+
+unsigned int kcore_uid_used(struct kcore *core, uid_t uid, unsigned int limit)
+{
+	struct kuid *u = kcore_uid_get(core, uid);
+
+	if (!u || limit >= KEVENT_LIMIT_NR)
+		return 0;
+	return atomic_load(&u->used[limit]);
+}
+
+int kcore_running_enter(struct kcore *core, const struct kcaller *caller)
+{
+	int err = kcore_uid_charge(core, caller->uid, KEVENT_LIMIT_RUNNING);
+
+	return err == -ENOSPC ? -EAGAIN : err;
+}
+
+void kcore_running_exit(struct kcore *core, const struct kcaller *caller)
+{
+	kcore_uid_uncharge(core, caller->uid, KEVENT_LIMIT_RUNNING);
+}
+
+/* ---- the deadline heap (core->lock held) ---- */
+
+static void heap_set(struct kcore *core, size_t i, struct kwaiter *w)
+{
+	core->heap[i] = w;
+	w->heap_idx = i;
+}
+
+static void heap_up(struct kcore *core, size_t i)
+{
+	struct kwaiter *w = core->heap[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (core->heap[parent]->deadline <= w->deadline)
+			break;
+		heap_set(core, i, core->heap[parent]);
+		i = parent;
+	}
+	heap_set(core, i, w);
+}
+
+static void heap_down(struct kcore *core, size_t i)
+{
+	struct kwaiter *w = core->heap[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= core->heap_len)
+			break;
+		if (c + 1 < core->heap_len &&
+		    core->heap[c + 1]->deadline < core->heap[c]->deadline)
+			c++;
+		if (w->deadline <= core->heap[c]->deadline)
+			break;
+		heap_set(core, i, core->heap[c]);
+		i = c;
+	}
+	heap_set(core, i, w);
+}
+
+/* Adds w (with a deadline) to the heap; -ENOMEM if it cannot grow. */
+int kcore_heap_add(struct kcore *core, struct kwaiter *w)
+{
+	bool first;
+
+	pthread_mutex_lock(&core->lock);
+	if (core->heap_len == core->heap_cap) {
+		size_t cap = core->heap_cap ? 2 * core->heap_cap : 64;
+		struct kwaiter **h = NULL;
+
+		if (!core->cfg.alloc_fail || !core->cfg.alloc_fail(core->cfg.alloc_fail_ctx))
+			h = realloc(core->heap, cap * sizeof(*h));
+		if (!h) {
+			pthread_mutex_unlock(&core->lock);
+			return -ENOMEM;
+		}
+		core->heap = h;
+		core->heap_cap = cap;
+	}
+	core->heap[core->heap_len] = w;
+	heap_up(core, core->heap_len++);
+	first = w->heap_idx == 0;
+	pthread_mutex_unlock(&core->lock);
+	/* A new earliest deadline: the worker must shorten its sleep. */
+	if (first && core->have_thread)
+		pthread_cond_signal(&core->cond);
+	return 0;
+}
+
+static void heap_remove_locked(struct kcore *core, struct kwaiter *w)
+{
+	size_t i = w->heap_idx;
+	struct kwaiter *last;
+
+	if (i == KHEAP_NONE)
+		return;
+	w->heap_idx = KHEAP_NONE;
+	last = core->heap[--core->heap_len];
+	if (last == w)
+		return;
+	heap_set(core, i, last);
+	heap_up(core, i);
+	heap_down(core, last->heap_idx);
+}
+
+void kcore_heap_del(struct kcore *core, struct kwaiter *w)
+{
+	pthread_mutex_lock(&core->lock);
+	heap_remove_locked(core, w);
+	pthread_mutex_unlock(&core->lock);
+}
+
+/* ---- the work list ---- */
+
+static void schedule_locked(struct kcore *core, struct kqueue *q)
+{
+	if (q->work_pending)
+		return;
+	q->work_pending = true;
+	kqueue_get(q);
+	klist_add_tail(&q->work_node, &core->work);
+}
+
+/* q's waiters need serving (may be called with q's ready lock held). */
+void kcore_schedule(struct kcore *core, struct kqueue *q)
+{
+	pthread_mutex_lock(&core->lock);
+	schedule_locked(core, q);
+	pthread_mutex_unlock(&core->lock);
+	if (core->have_thread)
+		pthread_cond_signal(&core->cond);
+}
+
+/* Moves every expired waiter off the heap and schedules its queue. */
+static void expire_locked(struct kcore *core, __u64 now)
+{
+	while (core->heap_len && core->heap[0]->deadline <= now) {
+		struct kwaiter *w = core->heap[0];
+
+		heap_remove_locked(core, w);
+		atomic_fetch_or(&w->flags, KWAIT_EXPIRED);
+		atomic_store(&w->q->due, true);
+		schedule_locked(core, w->q);
+	}
+}
+
+/* Serves one scheduled queue with core->lock dropped; false if none. */
+static bool serve_one_locked(struct kcore *core)
+{
+	struct kqueue *q;
+
+	if (klist_empty(&core->work))
+		return false;
+	q = klist_entry(core->work.next, struct kqueue, work_node);
+	klist_del(&q->work_node);
+	q->work_pending = false;
+	core->busy++;
+	pthread_mutex_unlock(&core->lock);
+	kqueue_service(q);
+	kqueue_put(q);
+	pthread_mutex_lock(&core->lock);
+	core->busy--;
+	pthread_cond_broadcast(&core->idle);
+	return true;
+}
+
+void kcore_run_deadlines(struct kcore *core)
+{
+	pthread_mutex_lock(&core->lock);
+	do
+		expire_locked(core, kcore_now(core));
+	while (serve_one_locked(core));
+	pthread_mutex_unlock(&core->lock);
+}
+
+void kcore_sync(struct kcore *core)
+{
+	pthread_mutex_lock(&core->lock);
+	for (;;) {
+		while (serve_one_locked(core))
+			;
+		if (!core->busy)
+			break;
+		pthread_cond_wait(&core->idle, &core->lock);
+	}
+	pthread_mutex_unlock(&core->lock);
+}
+
+static void worker_sleep_locked(struct kcore *core)
+{
+	struct timespec ts;
+	__u64 wait_ns, now;
+
+	if (!core->heap_len) {
+		pthread_cond_wait(&core->cond, &core->lock);
+		return;
+	}
+	now = kcore_now(core);
+	wait_ns = core->heap[0]->deadline > now ? core->heap[0]->deadline - now : 0;
+	if (wait_ns > 1000000000ull * 3600)
+		wait_ns = 1000000000ull * 3600;
+	wait_ns += monotonic_ns();
+	ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
+	ts.tv_nsec = (long)(wait_ns % 1000000000ull);
+	pthread_cond_timedwait(&core->cond, &core->lock, &ts);
+}
+
+static void *worker_main(void *arg)
+{
+	struct kcore *core = arg;
+
+	pthread_mutex_lock(&core->lock);
+	while (!core->stop) {
+		expire_locked(core, kcore_now(core));
+		if (serve_one_locked(core))
+			continue;
+		worker_sleep_locked(core);
+	}
+	pthread_mutex_unlock(&core->lock);
+	return NULL;
+}
+
+static int start_worker(struct kcore *core)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&core->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return -err;
+	pthread_cond_init(&core->idle, NULL);
+	if (core->cfg.deterministic)
+		return 0;
+	err = pthread_create(&core->thread, NULL, worker_main, core);
+	if (err) {
+		pthread_cond_destroy(&core->cond);
+		pthread_cond_destroy(&core->idle);
+		return -err;
+	}
+	core->have_thread = true;
+	return 0;
+}
+
+int kcore_new(const struct kcore_config *cfg, struct kcore **ret)
+{
+	struct kcore *core;
+	int err;
+
+	core = calloc(1, sizeof(*core));
+	if (!core)
+		return -ENOMEM;
+	core->cfg = *cfg;
+	memcpy(core->origins, cfg->origins, sizeof(core->origins));
+	if (!core->cfg.max_ctl_num || core->cfg.max_ctl_num >= KEVENT_MAX_EVENTS)
+		core->cfg.max_ctl_num = KEVENT_MAX_EVENTS - 1;
+	if (!core->cfg.max_get_nr || core->cfg.max_get_nr >= KEVENT_MAX_EVENTS)
+		core->cfg.max_get_nr = KEVENT_MAX_EVENTS - 1;
+	klist_init(&core->work);
+	pthread_mutex_init(&core->lock, NULL);
+	pthread_mutex_init(&core->uid_lock, NULL);
+	err = start_worker(core);
+	if (err) {
+		pthread_mutex_destroy(&core->lock);
+		pthread_mutex_destroy(&core->uid_lock);
+		free(core);
+		return err;
+	}
+	*ret = core;
+	return 0;
+}
+
+void kcore_free(struct kcore *core)
+{
+	unsigned int b;
+
+	if (!core)
+		return;
+	if (core->have_thread) {
+		pthread_mutex_lock(&core->lock);
+		core->stop = true;
+		pthread_mutex_unlock(&core->lock);
+		pthread_cond_signal(&core->cond);
+		pthread_join(core->thread, NULL);
+	}
+	/* Queues released earlier may still sit on the work list. */
+	kcore_run_deadlines(core);
+	for (b = 0; b < 64; b++) {
+		struct kuid *u = atomic_load(&core->uids[b]);
+
+		while (u) {
+			struct kuid *next = u->next;
+
+			free(u);
+			u = next;
+		}
+	}
+	free(core->heap);
+	pthread_cond_destroy(&core->idle);
+	pthread_cond_destroy(&core->cond);
+	pthread_mutex_destroy(&core->lock);
+	pthread_mutex_destroy(&core->uid_lock);
+	free(core);
+}
+
+void kcore_counters(const struct kcore *core, struct kcore_counters *out)
+{
+	struct kcore *c = (struct kcore *)core;
+
+	out->queues = atomic_load(&c->n_queues);
+	out->kevents = atomic_load(&c->n_kevents);
+	out->waiters = atomic_load(&c->n_waiters);
+	out->ready = atomic_load(&c->n_ready);
+}

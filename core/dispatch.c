@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The two-phase ioctl dispatcher shared by every transport.  kdisp_plan()
+ * validates the wrapper struct (A1, D24) and the whole-call limits (A4,
+ * D25) on the header alone and names the user ranges phase 2 touches;
+ * kdisp_execute() runs the call through a struct kuaccess.
+ * No locks of its own: queue.c takes them.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0, "ctl arg");
+_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+	       "get_events arg");
+_Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
+_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0, "info");
+
+struct kdisp_cmd {
+	unsigned int dir;	/* _IOC_READ or _IOC_WRITE */
+	size_t ver0, ksize;	/* smallest accepted, what we know */
+};
+
+static const struct kdisp_cmd kdisp_cmds[] = {
+	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0, sizeof(struct kevent_info) },
+	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0,
+				sizeof(struct kevent_ctl_arg) },
+	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+				       sizeof(struct kevent_get_events_arg) },
+	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0,
+				     sizeof(struct kevent_ring_shm) },
+	[KEVENT_IOC_NR_SET_ABI] = { _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0,
+				    sizeof(struct kevent_set_abi) },
+};
+
+static bool tail_is_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* copy_struct_from_user: zero-extend a short struct, refuse a dirty tail. */
+static int copy_struct_in(void *dst, size_t ksize, const void *src, size_t usize)
+{
+	size_t n = usize < ksize ? usize : ksize;
+
+	memset(dst, 0, ksize);
+	memcpy(dst, src, n);
+	if (usize > ksize && !tail_is_zero((const unsigned char *)src + ksize, usize - ksize))
+		return -E2BIG;
+	return 0;
+}
+
+static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
+{
+	const struct kevent_ctl_arg *a = &plan->arg.ctl;
+	unsigned int have = atomic_load(&q->kevent_num);
+	__u64 len = (__u64)a->num * sizeof(struct ukevent);
+
+	if (a->cmd > KEVENT_CTL_MODIFY || a->num > KEVENT_MAX_EVENTS)
+		return -EINVAL;
+	if (!a->num)
+		return 0;
+	if (a->cmd == KEVENT_CTL_ADD ? have + a->num >= KEVENT_MAX_EVENTS : a->num > have)
+		return -EINVAL;
+	if (a->num > q->core->cfg.max_ctl_num)
+		return -E2BIG;
+	plan->in = (struct kdisp_range){ a->events, len };
+	plan->out = plan->in;
+	return 0;
+}
+
+static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
+{
+	struct kevent_get_events_arg *a = &plan->arg.get;
+	unsigned int max = q->core->cfg.max_get_nr;
+
+	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
+		return -EINVAL;
+	if (a->min_nr > a->max_nr)
+		return -EINVAL;
+	/* D12, B4: a legal short return. */
+	if (a->max_nr > max)
+		a->max_nr = max;
+	if (a->min_nr > a->max_nr)
+		a->min_nr = a->max_nr;
+	plan->out = (struct kdisp_range){ a->events, (__u64)a->max_nr * sizeof(struct ukevent) };
+	/* The probe of D10 reads what it will write. */
+	plan->in = plan->out;
+	return 0;
+}
+
+static int plan_set_abi(const struct kdisp_plan *plan)
+{
+	const struct kevent_set_abi *a = &plan->arg.set_abi;
+
+	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
+	    a->revision != KEVENT_ABI_REVISION)
+		return -EINVAL;
+	return 0;
+}
+
+int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_len,
+	       const struct kcaller *caller, struct kdisp_plan *plan)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd);
+	const struct kdisp_cmd *c;
+	int err;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->cmd = cmd;
+	plan->nr = nr;
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC ||
+	    nr >= sizeof(kdisp_cmds) / sizeof(kdisp_cmds[0]))
+		return -ENOTTY;
+	c = &kdisp_cmds[nr];
+	if (_IOC_DIR(cmd) != c->dir || nr == KEVENT_IOC_NR_RING_SHM)
+		return -ENOTTY;
+	if (usize < c->ver0)
+		return -EINVAL;
+	if (usize > KEVENT_IOC_ARG_MAX)
+		return -E2BIG;
+	if (c->dir == _IOC_READ) {
+		plan->reply_len = usize;
+		return 0;
+	}
+	if (!arg || arg_len != usize)
+		return -EINVAL;
+	err = copy_struct_in(&plan->arg, c->ksize, arg, usize);
+	if (err)
+		return err;
+	switch (nr) {
+	case KEVENT_IOC_NR_CTL:
+		return plan_ctl(q, plan);
+	case KEVENT_IOC_NR_GET_EVENTS:
+		return plan_get_events(q, plan);
+	default:
+		return plan_set_abi(plan);
+	}
+}
+
+static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
+			const struct kcaller *caller, void *reply)
+{
+	const struct kcore_config *cfg = &q->core->cfg;
+	struct kevent_info info;
+	size_t n = plan->reply_len < sizeof(info) ? plan->reply_len : sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	info.size = (__u32)n;
+	info.abi_revision = KEVENT_ABI_REVISION;
+	info.backend = cfg->backend;
+	info.features = cfg->features | KEVENT_FEAT_STRICT;
+	info.ukevent_size = sizeof(struct ukevent);
+	info.mukevent_size = sizeof(struct mukevent);
+	info.ring_page_size = KEVENT_RING_PAGE_SIZE;
+	info.ring_slots_per_page = KEVENTS_ON_PAGE;
+	info.ring_pages = KEVENT_RING_PAGES;
+	info.ring_slots = KEVENT_MAX_EVENTS;
+	info.max_kevents = KEVENT_MAX_EVENTS - 1;
+	info.max_ctl_num = cfg->max_ctl_num;
+	info.max_get_nr = cfg->max_get_nr;
+	kqueue_fill_info(q, caller, &info);
+	/* copy_struct_to_user: a larger caller struct gets a zero tail. */
+	memset(reply, 0, plan->reply_len);
+	memcpy(reply, &info, n);
+	return 0;
+}
+
+int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
+		  const struct kcaller *caller, const struct kuaccess *ua,
+		  void *reply, const struct kwait_req *wr, struct kwaiter **waiter)
+{
+	switch (plan->nr) {
+	case KEVENT_IOC_NR_INFO:
+		return execute_info(q, plan, caller, reply);
+	case KEVENT_IOC_NR_CTL:
+		return kqueue_ctl(q, &plan->arg.ctl, caller, ua);
+	case KEVENT_IOC_NR_GET_EVENTS:
+		return kqueue_get_events(q, &plan->arg.get, caller, ua, wr, waiter);
+	case KEVENT_IOC_NR_SET_ABI:
+		return kqueue_set_abi(q, &plan->arg.set_abi);
+	default:
+		return -ENOTTY;
+	}
+}

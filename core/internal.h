@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private structures of the queue core, shared by core.c (engine, limits,
+ * worker), queue.c (queues, kevents, ring, waiters) and dispatch.c.
+ * The lock order is written in queue.c's LOCKING block.
+ */
+#ifndef KEVENT_CORE_INTERNAL_H
+#define KEVENT_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "kcore.h"
+#include "list.h"
+
+/* Per-uid use of each KEVENT_LIMIT_* resource (B7); lives until kcore_free. */
+struct kuid {
+	struct kuid *next;		/* hash chain: set before publication, then fixed */
+	uid_t uid;
+	atomic_uint used[KEVENT_LIMIT_NR];
+};
+
+struct kcore {
+	struct kcore_config cfg;
+	const struct korigin_ops *origins[KEVENT_MAX];	/* cfg override, else global */
+
+	atomic_ullong n_queues, n_kevents, n_waiters, n_ready;
+
+	pthread_mutex_t uid_lock;	/* leaf: serialises inserts into uids[] */
+	_Atomic(struct kuid *) uids[64];	/* insert-only chains, read lock-free */
+
+	/* The worker: deadlines and queues that need their waiters served. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct kwaiter **heap;		/* min-heap on deadline */
+	size_t heap_len, heap_cap;
+	struct klist work;		/* kqueue.work_node */
+	bool stop, have_thread;
+	unsigned int busy;		/* threads serving a queue now */
+	pthread_cond_t idle;		/* the worker finished a pass */
+	pthread_t thread;
+};
+
+/* kitem.flags, under the queue's ready lock */
+#define KITEM_READY	0x1	/* on the ready list */
+#define KITEM_STOPPED	0x2	/* ONESHOT fired or BROKEN: ignore fires */
+
+struct kitem {
+	struct kqueue *q;
+	const struct korigin_ops *ops;
+	void *odata;
+	struct ukevent uk;		/* as registered; req_flags under q->lock */
+	struct klist tnode;		/* hash bucket, under q->ctl */
+	unsigned int rpos;		/* position in q->rslots while READY */
+	struct klist rnode;		/* a private list of one dequeue pass */
+	unsigned int flags;		/* KITEM_*, under q->lock */
+	__u32 rflags, rdata[2];		/* pending result, under q->lock */
+	struct kuid *uid;		/* charged for KEVENTS and res */
+	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
+};
+
+struct kqueue {
+	struct kcore *core;
+	struct kcaller owner;
+	struct kuid *uid;
+	void *ring;
+	atomic_int refs;
+
+	pthread_mutex_t ctl;		/* serialises control calls (2006) */
+	struct klist *table;		/* buckets, under ctl */
+	unsigned int nbuckets;
+	atomic_uint kevent_num;		/* written under ctl */
+	bool ctl_seen, dead;		/* under ctl */
+	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
+	struct klist waiters;		/* parked, arrival order, under ctl */
+	atomic_bool due;		/* a waiter expired or was interrupted */
+
+	pthread_mutex_t lock;		/* the ready lock */
+	/*
+	 * The ready FIFO: an array of positions [rhead, rtail) (free-running,
+	 * masked by rcap - 1) holding kitems or NULL where one was removed.
+	 * A kevent is ready at most once, so rcap > kevent_num always leaves
+	 * room after compaction; it grows under q->ctl before an ADD.
+	 */
+	struct kitem **rslots;
+	unsigned int rcap, rhead, rtail;
+	unsigned int ready_num;
+	unsigned int ring_idx;		/* private copy: never read back */
+	unsigned int wait_min;		/* smallest min_nr parked; UINT_MAX none */
+	void (*notify)(void *ctx);
+	void *notify_ctx;
+
+	struct klist work_node;		/* core->work, under core->lock */
+	bool work_pending;		/* under core->lock */
+};
+
+/* kwaiter.flags (atomic) */
+#define KWAIT_EXPIRED		0x1
+#define KWAIT_INTERRUPTED	0x2
+
+struct kwaiter {
+	struct kqueue *q;		/* holds a reference */
+	struct klist qnode;		/* q->waiters, under q->ctl */
+	size_t heap_idx;		/* in core->heap, under core->lock */
+	__u64 deadline;			/* core clock ns; ~0: none */
+	__u32 min_nr, max_nr;
+	__u64 events;
+	struct kwait_req req;
+	struct kuid *uid;		/* charged KEVENT_LIMIT_PARKED */
+	atomic_uint flags;
+	atomic_int refs;		/* the core's and the transport's */
+	bool parked;			/* under q->ctl */
+	int result;
+	struct klist done_node;		/* private to one service pass */
+};
+
+#define KHEAP_NONE ((size_t)-1)
+
+/* core.c */
+void *kcore_alloc(struct kcore *core, size_t len);
+void *kcore_alloc_raw(struct kcore *core, size_t len);
+__u64 kcore_now(const struct kcore *core);
+struct kuid *kcore_uid_get(struct kcore *core, uid_t uid);
+int kuid_charge(struct kcore *core, struct kuid *u, int res);
+void kuid_uncharge(struct kuid *u, int res);
+const struct korigin_ops *kcore_origin(const struct kcore *core, __u32 type);
+void kcore_schedule(struct kcore *core, struct kqueue *q);
+int kcore_heap_add(struct kcore *core, struct kwaiter *w);
+void kcore_heap_del(struct kcore *core, struct kwaiter *w);
+
+/* queue.c */
+void kqueue_get(struct kqueue *q);
+void kqueue_put(struct kqueue *q);
+void kqueue_service(struct kqueue *q);
+int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
+	       const struct kcaller *caller, const struct kuaccess *ua);
+int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
+		      const struct kcaller *caller, const struct kuaccess *ua,
+		      const struct kwait_req *wr, struct kwaiter **waiter);
+int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg);
+void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
+		      struct kevent_info *info);
+
+#endif /* KEVENT_CORE_INTERNAL_H */

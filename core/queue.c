@@ -1,0 +1,1054 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queues and kevents: the take13 control calls, the ready FIFO, the ring
+ * writer and parked waiters.
+ *
+ * LOCKING (acquire in this order; never the other way round)
+ *  1. q->ctl, the control lock: serialises every call that changes the
+ *     queue (ADD/MODIFY/REMOVE/GET_EVENTS dequeue, SET_ABI, release, the
+ *     serving of waiters), as the 2006 ctl_mutex did.  It protects the
+ *     kevent table, kevent_num (written under it, read atomically by
+ *     kdisp_plan), the waiter list and ctl_seen/dead/abi_flags.  Origin
+ *     attach/modify/detach and user-memory access run under it.
+ *  2. origin locks (origin.h): korigin_fire() arrives holding one.
+ *  3. q->lock, the ready lock: the ready FIFO, ready_num, the ring, kitem
+ *     flags and pending results, kitem req_flags, wait_min and notify.
+ *     Nothing blocking and no callback runs under it.
+ *  4. core->lock (core.c): deadline heap and work list.
+ * notify() and complete() are called with none of these held.
+ *
+ * Lifetimes: a kitem is freed only under q->ctl after detach(), which
+ * (origin.h) guarantees no korigin_fire() on it is running or will start,
+ * so the fire path needs no RCU and no reference.  A queue is reference
+ * counted (the transport, each waiter, the work list); kqueue_release()
+ * empties it and drops the transport's reference.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define UKSZ		sizeof(struct ukevent)
+#define TABLE_MIN	16u
+#define TABLE_MAX	2048u
+#define RSLOTS_MIN	16u
+#define TAKE_ON_STACK	64u	/* GET_EVENTS batches up to this need no malloc */
+
+/* ---- kitem origin accessors (origin.h) ---- */
+
+const struct ukevent *korigin_ukevent(const struct kitem *k)
+{
+	return &k->uk;
+}
+
+void *korigin_data(const struct kitem *k)
+{
+	return k->odata;
+}
+
+void korigin_set_data(struct kitem *k, void *data)
+{
+	k->odata = data;
+}
+
+/* ---- queue lifetime ---- */
+
+void kqueue_get(struct kqueue *q)
+{
+	atomic_fetch_add(&q->refs, 1);
+}
+
+void kqueue_put(struct kqueue *q)
+{
+	struct kcore *core = q->core;
+
+	if (atomic_fetch_sub(&q->refs, 1) != 1)
+		return;
+	kuid_uncharge(q->uid, KEVENT_LIMIT_QUEUES);
+	pthread_mutex_destroy(&q->ctl);
+	pthread_mutex_destroy(&q->lock);
+	free(q->rslots);
+	free(q->table);
+	free(q);
+	atomic_fetch_sub(&core->n_queues, 1);
+}
+
+static struct klist *table_new(struct kcore *core, unsigned int n)
+{
+	struct klist *t = kcore_alloc(core, n * sizeof(*t));
+	unsigned int i;
+
+	if (t)
+		for (i = 0; i < n; i++)
+			klist_init(&t[i]);
+	return t;
+}
+
+int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
+		struct kqueue **ret)
+{
+	struct kqueue *q;
+	struct kuid *u;
+	int err;
+
+	u = kcore_uid_get(core, owner->uid);
+	if (!u)
+		return -ENOMEM;
+	err = kuid_charge(core, u, KEVENT_LIMIT_QUEUES);
+	if (err)
+		return -EMFILE;
+	q = kcore_alloc(core, sizeof(*q));
+	if (q)
+		q->table = table_new(core, TABLE_MIN);
+	if (q && q->table)
+		q->rslots = kcore_alloc(core, RSLOTS_MIN * sizeof(*q->rslots));
+	if (!q || !q->table || !q->rslots) {
+		if (q)
+			free(q->table);
+		free(q);
+		kuid_uncharge(u, KEVENT_LIMIT_QUEUES);
+		return -ENOMEM;
+	}
+	q->core = core;
+	q->owner = *owner;
+	q->uid = u;
+	q->ring = ring;
+	q->nbuckets = TABLE_MIN;
+	q->rcap = RSLOTS_MIN;
+	q->wait_min = UINT_MAX;
+	atomic_init(&q->refs, 1);
+	atomic_init(&q->kevent_num, 0);
+	atomic_init(&q->due, false);
+	pthread_mutex_init(&q->ctl, NULL);
+	pthread_mutex_init(&q->lock, NULL);
+	klist_init(&q->waiters);
+	klist_init(&q->work_node);
+	atomic_fetch_add(&core->n_queues, 1);
+	*ret = q;
+	return 0;
+}
+
+unsigned int kqueue_poll(struct kqueue *q)
+{
+	unsigned int mask;
+
+	pthread_mutex_lock(&q->lock);
+	mask = q->ready_num ? POLLIN | POLLRDNORM : 0;
+	pthread_mutex_unlock(&q->lock);
+	return mask;
+}
+
+void kqueue_set_notify(struct kqueue *q, void (*notify)(void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&q->lock);
+	q->notify = notify;
+	q->notify_ctx = ctx;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- the kevent table: buckets in insertion order (oldest first, D6) ---- */
+
+static unsigned int key_hash(const struct ukevent *uk, unsigned int nbuckets)
+{
+	__u64 cookie = (__u64)uk->user[0] | (__u64)uk->user[1] << 32;
+	__u64 h = uk->id.raw_u64 * 0x9e3779b97f4a7c15ull;
+
+	h ^= cookie * 0xc2b2ae3d27d4eb4full;
+	return (unsigned int)(h >> 40) & (nbuckets - 1);
+}
+
+static bool key_equal(const struct ukevent *a, const struct ukevent *b)
+{
+	return a->id.raw[0] == b->id.raw[0] && a->id.raw[1] == b->id.raw[1] &&
+	       a->user[0] == b->user[0] && a->user[1] == b->user[1];
+}
+
+/* Rehash into twice the buckets; keeps going with the old table on ENOMEM. */
+static void table_grow(struct kqueue *q)
+{
+	unsigned int n = q->nbuckets * 2, b;
+	struct klist *t = table_new(q->core, n);
+	struct klist *pos, *tmp;
+
+	if (!t)
+		return;
+	for (b = 0; b < q->nbuckets; b++) {
+		klist_for_each_safe(pos, tmp, &q->table[b]) {
+			struct kitem *k = klist_entry(pos, struct kitem, tnode);
+
+			klist_add_tail(&k->tnode, &t[key_hash(&k->uk, n)]);
+		}
+	}
+	free(q->table);
+	q->table = t;
+	q->nbuckets = n;
+}
+
+static void table_link(struct kqueue *q, struct kitem *k)
+{
+	unsigned int num = atomic_load(&q->kevent_num) + 1;
+
+	if (num > 2 * q->nbuckets && q->nbuckets < TABLE_MAX)
+		table_grow(q);
+	klist_add_tail(&k->tnode, &q->table[key_hash(&k->uk, q->nbuckets)]);
+	atomic_store(&q->kevent_num, num);
+	atomic_fetch_add(&q->core->n_kevents, 1);
+}
+
+static struct kitem *table_find(struct kqueue *q, const struct ukevent *uk)
+{
+	struct klist *head = &q->table[key_hash(uk, q->nbuckets)];
+	struct klist *pos, *tmp;
+
+	klist_for_each_safe(pos, tmp, head) {
+		struct kitem *k = klist_entry(pos, struct kitem, tnode);
+
+		if (key_equal(&k->uk, uk))
+			return k;
+	}
+	return NULL;
+}
+
+/* ---- the ready FIFO (q->lock held) ---- */
+
+/*
+ * Squeezes out the holes REMOVE left, keeping the order: in place (dst is
+ * q->rslots: every slot written was read already), or into a new array
+ * where positions start again at 0.
+ */
+static void rslots_compact(struct kqueue *q, struct kitem **dst, unsigned int dcap)
+{
+	unsigned int mask = q->rcap - 1, head = q->rhead, i, j;
+
+	j = dst == q->rslots ? head : 0;
+	q->rhead = j;
+	for (i = head; i != q->rtail; i++) {
+		struct kitem *k = q->rslots[i & mask];
+
+		if (k) {
+			k->rpos = j;
+			dst[j++ & (dcap - 1)] = k;
+		}
+	}
+	q->rtail = j;
+}
+
+static void rslots_push(struct kqueue *q, struct kitem *k)
+{
+	if (q->rtail - q->rhead == q->rcap)
+		rslots_compact(q, q->rslots, q->rcap);
+	k->rpos = q->rtail++;
+	q->rslots[k->rpos & (q->rcap - 1)] = k;
+}
+
+/* Next ready kitem off the head, or NULL if none is left. */
+static struct kitem *rslots_pop(struct kqueue *q)
+{
+	while (q->rhead != q->rtail) {
+		struct kitem *k = q->rslots[q->rhead++ & (q->rcap - 1)];
+
+		if (k)
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * Before an ADD entry (q->ctl held): room for every kevent to be ready at
+ * once, so the fire path never allocates.
+ */
+static int rslots_reserve(struct kqueue *q, unsigned int need)
+{
+	unsigned int cap = q->rcap;
+	struct kitem **n, **old;
+
+	if (need < cap)
+		return 0;
+	while (cap <= need)
+		cap *= 2;
+	n = kcore_alloc(q->core, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	pthread_mutex_lock(&q->lock);
+	old = q->rslots;
+	/* compacting into n: the old order is kept and old[] is only read */
+	rslots_compact(q, n, cap);
+	q->rslots = n;
+	q->rcap = cap;
+	pthread_mutex_unlock(&q->lock);
+	free(old);
+	return 0;
+}
+
+/* ---- the ring (q->lock held) ---- */
+
+static void ring_write(struct kqueue *q, const struct kitem *k)
+{
+	unsigned int slot = q->ring_idx;
+	struct mukevent *m;
+
+	if (!q->ring)
+		return;
+	m = (struct mukevent *)((char *)q->ring + KEVENT_RING_SLOT_OFFSET(slot));
+	m->id = k->uk.id;
+	m->ret_flags = k->rflags;
+	m->__pad = 0;
+	q->ring_idx = (slot + 1) % KEVENT_MAX_EVENTS;
+	/* Readers acquire the index, then read the slots before it. */
+	__atomic_store_n((__u32 *)q->ring, q->ring_idx, __ATOMIC_RELEASE);
+}
+
+struct enqueue_effects {
+	void (*notify)(void *ctx);
+	void *notify_ctx;
+	bool schedule;
+};
+
+/*
+ * k has a result: rebuild its pending ret_flags (D21) and put it on the
+ * ready list unless it is there already (then the result merges, A9).
+ * Returns 1 when the origin must stop reporting k.
+ */
+static int enqueue_locked(struct kqueue *q, struct kitem *k,
+			  const struct korigin_result *res,
+			  struct enqueue_effects *fx)
+{
+	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
+	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+
+	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
+	k->rdata[0] = res->ret_data[0];
+	k->rdata[1] = res->ret_data[1];
+	if (stop)
+		k->flags |= KITEM_STOPPED;
+	if (k->flags & KITEM_READY)
+		return stop;
+	k->flags |= KITEM_READY;
+	rslots_push(q, k);
+	if (q->ready_num++ == 0 && q->notify) {
+		fx->notify = q->notify;
+		fx->notify_ctx = q->notify_ctx;
+	}
+	atomic_fetch_add(&q->core->n_ready, 1);
+	ring_write(q, k);
+	fx->schedule = q->ready_num >= q->wait_min;
+	return stop;
+}
+
+static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
+{
+	if (fx->schedule)
+		kcore_schedule(q->core, q);
+	if (fx->notify)
+		fx->notify(fx->notify_ctx);
+}
+
+int korigin_fire(struct kitem *k, const struct korigin_result *res)
+{
+	struct kqueue *q = k->q;
+	struct enqueue_effects fx = { 0 };
+	int stop;
+
+	pthread_mutex_lock(&q->lock);
+	if (k->flags & KITEM_STOPPED) {
+		pthread_mutex_unlock(&q->lock);
+		return 1;
+	}
+	stop = enqueue_locked(q, k, res, &fx);
+	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
+	return stop;
+}
+
+/* ---- kevents: create and destroy (q->ctl held) ---- */
+
+static int type_resource(__u32 type)
+{
+	switch (type) {
+	case KEVENT_TIMER:
+		return KEVENT_LIMIT_TIMERS;
+	case KEVENT_POLL:
+	case KEVENT_SOCKET:
+		return KEVENT_LIMIT_FD_KEVENTS;
+	case KEVENT_INODE:
+		return KEVENT_LIMIT_MARKS;
+	default:
+		return -1;
+	}
+}
+
+static void kitem_free(struct kitem *k)
+{
+	kuid_uncharge(k->uid, KEVENT_LIMIT_KEVENTS);
+	if (k->res >= 0)
+		kuid_uncharge(k->uid, k->res);
+	free(k);
+}
+
+static int kitem_new(struct kqueue *q, const struct ukevent *uk,
+		     const struct korigin_ops *ops, const struct kcaller *caller,
+		     struct kitem **ret)
+{
+	struct kcore *core = q->core;
+	struct kuid *u = caller->uid == q->owner.uid ? q->uid : kcore_uid_get(core, caller->uid);
+	int res = type_resource(uk->type);
+	struct kitem *k;
+
+	if (!u)
+		return -ENOMEM;
+	if (kuid_charge(core, u, KEVENT_LIMIT_KEVENTS))
+		return -ENOSPC;
+	if (res >= 0 && kuid_charge(core, u, res)) {
+		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
+		return -ENOSPC;
+	}
+	k = kcore_alloc(core, sizeof(*k));
+	if (!k) {
+		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
+		if (res >= 0)
+			kuid_uncharge(u, res);
+		return -ENOMEM;
+	}
+	k->q = q;
+	k->ops = ops;
+	k->uk = *uk;
+	k->uid = u;
+	k->res = res;
+	klist_init(&k->tnode);
+	klist_init(&k->rnode);
+	*ret = k;
+	return 0;
+}
+
+static void kitem_unready(struct kqueue *q, struct kitem *k)
+{
+	pthread_mutex_lock(&q->lock);
+	if (k->flags & KITEM_READY) {
+		q->rslots[k->rpos & (q->rcap - 1)] = NULL;
+		k->flags &= ~KITEM_READY;
+		q->ready_num--;
+		atomic_fetch_sub(&q->core->n_ready, 1);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Detach from the origin, drop any pending readiness (D4), free. */
+static void kitem_destroy(struct kqueue *q, struct kitem *k)
+{
+	k->ops->detach(k);
+	kitem_unready(q, k);
+	klist_del(&k->tnode);
+	atomic_store(&q->kevent_num, atomic_load(&q->kevent_num) - 1);
+	atomic_fetch_sub(&q->core->n_kevents, 1);
+	kitem_free(k);
+}
+
+/* ---- the control calls (q->ctl held) ---- */
+
+static bool req_flags_refused(const struct kqueue *q, const struct ukevent *uk)
+{
+	return (q->abi_flags & KEVENT_ABI_STRICT) &&
+	       (uk->req_flags & ~(__u32)KEVENT_REQ_ONESHOT);
+}
+
+static void entry_fail(struct ukevent *uk, int err)
+{
+	uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+	uk->ret_data[1] = (__u32)err;
+}
+
+/* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
+static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *caller)
+{
+	const struct korigin_ops *ops = kcore_origin(q->core, uk->type);
+	struct korigin_result res = { 0 };
+	struct kitem *k;
+	int err;
+
+	uk->ret_flags = 0;
+	if (!ops || req_flags_refused(q, uk)) {
+		entry_fail(uk, -EINVAL);
+		return 1;
+	}
+	err = rslots_reserve(q, atomic_load(&q->kevent_num) + 1);
+	if (!err)
+		err = kitem_new(q, uk, ops, caller, &k);
+	if (err) {
+		entry_fail(uk, err);
+		return 1;
+	}
+	err = ops->attach(k, caller, &res);
+	if (err == 0) {
+		table_link(q, k);
+		return 0;
+	}
+	kitem_unready(q, k);	/* an origin that fired and then refused */
+	kitem_free(k);
+	if (err < 0) {
+		entry_fail(uk, err);
+		return 1;
+	}
+	/* Ready at once: answered, not registered (take13), DONE set (D5). */
+	uk->ret_flags = KEVENT_RET_DONE | (res.ret_flags & KEVENT_RET_BROKEN);
+	uk->ret_data[0] = res.ret_data[0];
+	uk->ret_data[1] = res.ret_data[1];
+	return 1;
+}
+
+/* Compacts ready and failed entries to the front; returns their count. */
+static unsigned int ctl_add(struct kqueue *q, struct ukevent *uks, unsigned int num,
+			    const struct kcaller *caller)
+{
+	unsigned int i, out = 0;
+
+	for (i = 0; i < num; i++) {
+		struct ukevent uk = uks[i];
+
+		if (add_one(q, &uk, caller))
+			uks[out++] = uk;
+	}
+	return out;
+}
+
+static void remove_one(struct kqueue *q, struct ukevent *uk)
+{
+	struct kitem *k = table_find(q, uk);
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return;
+	}
+	kitem_destroy(q, k);
+	uk->ret_flags = KEVENT_RET_DONE;
+}
+
+static void modify_one(struct kqueue *q, struct ukevent *uk)
+{
+	struct kitem *k = table_find(q, uk);
+	struct korigin_result res = { 0 };
+	struct enqueue_effects fx = { 0 };
+	int r = 0;
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return;
+	}
+	if (req_flags_refused(q, uk)) {
+		entry_fail(uk, -EINVAL);
+		return;
+	}
+	pthread_mutex_lock(&q->lock);
+	k->uk.event = uk->event;
+	k->uk.req_flags = uk->req_flags;
+	k->flags &= ~KITEM_STOPPED;
+	pthread_mutex_unlock(&q->lock);
+	if (k->ops->modify)
+		r = k->ops->modify(k, &res);
+	if (r < 0) {
+		entry_fail(uk, r);
+		return;
+	}
+	uk->ret_flags = KEVENT_RET_DONE;
+	if (r == 0)
+		return;
+	pthread_mutex_lock(&q->lock);
+	enqueue_locked(q, k, &res, &fx);
+	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
+}
+
+static int ctl_checks(const struct kqueue *q, __u32 cmd, __u32 num)
+{
+	unsigned int have = atomic_load(&q->kevent_num);
+
+	if (cmd == KEVENT_CTL_ADD)
+		return have + num >= KEVENT_MAX_EVENTS ? -EINVAL : 0;
+	return num > have ? -EINVAL : 0;
+}
+
+static int ctl_locked(struct kqueue *q, const struct kevent_ctl_arg *arg,
+		      const struct kcaller *caller, const struct kuaccess *ua)
+{
+	size_t len = (size_t)arg->num * UKSZ, back;
+	struct ukevent *uks;
+	unsigned int i;
+	int ret = 0;
+
+	q->ctl_seen = true;
+	if (!arg->num)
+		return 0;
+	ret = ctl_checks(q, arg->cmd, arg->num);
+	if (ret)
+		return ret;
+	uks = kcore_alloc_raw(q->core, len);
+	if (!uks)
+		return -ENOMEM;
+	/* D9: the whole array first, so a read fault has no effect at all. */
+	if (ua->read(ua->ctx, uks, arg->events, len)) {
+		free(uks);
+		return -EFAULT;
+	}
+	back = len;
+	if (arg->cmd == KEVENT_CTL_ADD) {
+		ret = (int)ctl_add(q, uks, arg->num, caller);
+		back = (size_t)ret * UKSZ;
+	} else {
+		for (i = 0; i < arg->num; i++) {
+			if (arg->cmd == KEVENT_CTL_REMOVE)
+				remove_one(q, &uks[i]);
+			else
+				modify_one(q, &uks[i]);
+		}
+	}
+	if (back && ua->write(ua->ctx, arg->events, uks, back))
+		ret = -EFAULT;
+	free(uks);
+	return ret;
+}
+
+/* ---- dequeue ---- */
+
+/* Writes n records; on a fault, as many whole leading records as possible. */
+static int write_out(const struct kuaccess *ua, __u64 uaddr,
+		     const struct ukevent *buf, unsigned int n)
+{
+	unsigned int i;
+
+	if (!ua->write(ua->ctx, uaddr, buf, n * UKSZ))
+		return (int)n;
+	for (i = 0; i < n; i++)
+		if (ua->write(ua->ctx, uaddr + i * UKSZ, &buf[i], UKSZ))
+			break;
+	return i ? (int)i : -EFAULT;
+}
+
+/* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
+static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
+		       const struct kuaccess *ua)
+{
+	struct ukevent small[TAKE_ON_STACK], *buf = small;
+	struct klist done, *pos, *tmp;
+	unsigned int n, i;
+	int ret;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->ready_num < max_nr ? q->ready_num : max_nr;
+	pthread_mutex_unlock(&q->lock);
+	if (!n)
+		return 0;
+	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
+		return -ENOMEM;
+	/* D10: probe the output before anything leaves the ready list. */
+	if (ua->read(ua->ctx, buf, uaddr, n * UKSZ)) {
+		if (buf != small)
+			free(buf);
+		return -EFAULT;
+	}
+	klist_init(&done);
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < n; i++) {
+		struct kitem *k;
+
+		/* the FIFO is an array: fetch a kitem a few places ahead */
+		__builtin_prefetch(q->rslots[(q->rhead + 8) & (q->rcap - 1)], 1);
+		k = rslots_pop(q);
+		k->flags &= ~KITEM_READY;
+		buf[i] = k->uk;
+		buf[i].ret_flags = k->rflags;
+		buf[i].ret_data[0] = k->rdata[0];
+		buf[i].ret_data[1] = k->rdata[1];
+		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
+			klist_add_tail(&k->rnode, &done);
+	}
+	q->ready_num -= n;
+	atomic_fetch_sub(&q->core->n_ready, n);
+	pthread_mutex_unlock(&q->lock);
+	ret = write_out(ua, uaddr, buf, n);
+	/* ONESHOT: freed after the copy (lost with it on a late fault, D10). */
+	klist_for_each_safe(pos, tmp, &done) {
+		struct kitem *k = klist_entry(pos, struct kitem, rnode);
+
+		klist_del(&k->rnode);
+		kitem_destroy(q, k);
+	}
+	if (buf != small)
+		free(buf);
+	return ret;
+}
+
+/* ---- waiters ---- */
+
+static void wait_min_update(struct kqueue *q)
+{
+	unsigned int m = UINT_MAX;
+	struct klist *pos, *tmp;
+
+	klist_for_each_safe(pos, tmp, &q->waiters) {
+		struct kwaiter *w = klist_entry(pos, struct kwaiter, qnode);
+
+		if (w->min_nr < m)
+			m = w->min_nr;
+	}
+	pthread_mutex_lock(&q->lock);
+	q->wait_min = m;
+	pthread_mutex_unlock(&q->lock);
+}
+
+static unsigned int ready_now(struct kqueue *q)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->ready_num;
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+/*
+ * D16: in arrival order, every waiter that is due (min_nr met, expired,
+ * interrupted, or the queue going away) takes its events and moves to
+ * *done; complete_done() then reports them with no lock held.
+ */
+static void serve_waiters_locked(struct kqueue *q, struct klist *done)
+{
+	struct klist *pos, *tmp;
+	bool due = atomic_exchange(&q->due, false);
+	unsigned int wait_min;
+
+	if (klist_empty(&q->waiters))
+		return;
+	pthread_mutex_lock(&q->lock);
+	wait_min = q->wait_min;
+	pthread_mutex_unlock(&q->lock);
+	/* Cheap exit: a GET_EVENTS with 10,000 parked must not walk them all. */
+	if (!q->dead && !due && ready_now(q) < wait_min)
+		return;
+	klist_for_each_safe(pos, tmp, &q->waiters) {
+		struct kwaiter *w = klist_entry(pos, struct kwaiter, qnode);
+		unsigned int ready = ready_now(q);
+
+		/* nothing left to hand out and nobody expired: the rest wait */
+		if (!q->dead && !due && !ready)
+			break;
+		if (!q->dead && !atomic_load(&w->flags) && ready < w->min_nr)
+			continue;
+		klist_del(&w->qnode);
+		w->parked = false;
+		kcore_heap_del(q->core, w);
+		w->result = take_events(q, w->max_nr, w->events, w->req.ua);
+		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
+		klist_add_tail(&w->done_node, done);
+	}
+	wait_min_update(q);
+}
+
+static void complete_done(struct klist *done)
+{
+	struct klist *pos, *tmp;
+
+	klist_for_each_safe(pos, tmp, done) {
+		struct kwaiter *w = klist_entry(pos, struct kwaiter, done_node);
+
+		klist_del(&w->done_node);
+		w->req.complete(w->req.ctx, w->result);
+		kwaiter_put(w);
+	}
+}
+
+void kqueue_service(struct kqueue *q)
+{
+	struct klist done;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	if (!q->dead)
+		serve_waiters_locked(q, &done);
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+}
+
+void kwaiter_interrupt(struct kwaiter *w)
+{
+	atomic_fetch_or(&w->flags, KWAIT_INTERRUPTED);
+	atomic_store(&w->q->due, true);
+	kcore_schedule(w->q->core, w->q);
+}
+
+void kwaiter_put(struct kwaiter *w)
+{
+	struct kqueue *q = w->q;
+
+	if (atomic_fetch_sub(&w->refs, 1) != 1)
+		return;
+	atomic_fetch_sub(&q->core->n_waiters, 1);
+	free(w);
+	kqueue_put(q);
+}
+
+static __u64 deadline_of(const struct kcore *core, __u64 timeout_ns)
+{
+	__u64 now;
+
+	if (timeout_ns == KEVENT_TIMEOUT_INFINITE)
+		return KEVENT_TIMEOUT_INFINITE;
+	now = kcore_now(core);
+	return now + timeout_ns < now ? KEVENT_TIMEOUT_INFINITE : now + timeout_ns;
+}
+
+static int waiter_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
+		      const struct kcaller *caller, const struct kwait_req *wr,
+		      struct kwaiter **ret)
+{
+	struct kcore *core = q->core;
+	struct kuid *u = kcore_uid_get(core, caller->uid);
+	struct kwaiter *w;
+
+	if (!u)
+		return -ENOMEM;
+	if (kuid_charge(core, u, KEVENT_LIMIT_PARKED))
+		return -EAGAIN;
+	w = kcore_alloc(core, sizeof(*w));
+	if (!w) {
+		kuid_uncharge(u, KEVENT_LIMIT_PARKED);
+		return -ENOMEM;
+	}
+	kqueue_get(q);
+	w->q = q;
+	w->uid = u;
+	w->heap_idx = KHEAP_NONE;
+	w->deadline = deadline_of(core, arg->timeout_ns);
+	w->min_nr = arg->min_nr;
+	w->max_nr = arg->max_nr;
+	w->events = arg->events;
+	w->req = *wr;
+	atomic_init(&w->refs, 2);
+	klist_init(&w->qnode);
+	klist_init(&w->done_node);
+	atomic_fetch_add(&core->n_waiters, 1);
+	*ret = w;
+	return 0;
+}
+
+/* Drops a waiter that never became visible. */
+static void waiter_abandon(struct kwaiter *w)
+{
+	kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
+	atomic_store(&w->refs, 1);
+	kwaiter_put(w);
+}
+
+/*
+ * Parks w unless min_nr is met meanwhile: 1 parked, 0 not needed (w
+ * abandoned), -errno.
+ */
+static int park(struct kqueue *q, struct kwaiter *w)
+{
+	int err;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->ready_num >= w->min_nr) {
+		pthread_mutex_unlock(&q->lock);
+		waiter_abandon(w);
+		return 0;
+	}
+	if (w->min_nr < q->wait_min)
+		q->wait_min = w->min_nr;
+	pthread_mutex_unlock(&q->lock);
+	klist_add_tail(&w->qnode, &q->waiters);
+	w->parked = true;
+	if (w->deadline == KEVENT_TIMEOUT_INFINITE)
+		return 1;
+	err = kcore_heap_add(q->core, w);
+	if (err) {
+		klist_del(&w->qnode);
+		wait_min_update(q);
+		waiter_abandon(w);
+		return err;
+	}
+	return 1;
+}
+
+struct inplace {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool done;
+	int result;
+};
+
+static void inplace_complete(void *ctx, int result)
+{
+	struct inplace *ip = ctx;
+
+	pthread_mutex_lock(&ip->m);
+	ip->done = true;
+	ip->result = result;
+	pthread_cond_signal(&ip->c);
+	pthread_mutex_unlock(&ip->m);
+}
+
+static int inplace_wait(struct inplace *ip, struct kwaiter *w)
+{
+	pthread_mutex_lock(&ip->m);
+	while (!ip->done)
+		pthread_cond_wait(&ip->c, &ip->m);
+	pthread_mutex_unlock(&ip->m);
+	kwaiter_put(w);
+	pthread_cond_destroy(&ip->c);
+	pthread_mutex_destroy(&ip->m);
+	return ip->result;
+}
+
+static bool must_not_wait(const struct kqueue *q, const struct kevent_get_events_arg *arg,
+			  const struct kwait_req *wr)
+{
+	return (arg->ioc_flags & KEVENT_GET_NONBLOCK) || !arg->min_nr ||
+	       !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
+}
+
+/* 1: parked (*ret set), 0: min_nr met meanwhile, -errno (q->ctl held). */
+static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
+		    const struct kcaller *caller, const struct kwait_req *wr,
+		    struct kwaiter **ret)
+{
+	struct kwaiter *w = NULL;
+	int err = waiter_new(q, arg, caller, wr, &w);
+
+	if (err)
+		return err;
+	err = park(q, w);
+	if (err == 1)
+		*ret = w;
+	return err;
+}
+
+/*
+ * No wait request, normal mode: park an internal waiter and sleep on it
+ * with q->ctl dropped.  1: done, *result set and q->ctl released (done
+ * reported); 0: no need to wait after all; -errno.
+ */
+static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *arg,
+			 const struct kcaller *caller, const struct kuaccess *ua,
+			 struct klist *done, int *result)
+{
+	struct inplace ip = { .done = false };
+	struct kwait_req wr = { ua, inplace_complete, &ip };
+	struct kwaiter *w = NULL;
+	int ret;
+
+	pthread_mutex_init(&ip.m, NULL);
+	pthread_cond_init(&ip.c, NULL);
+	ret = park_new(q, arg, caller, &wr, &w);
+	if (ret == 1) {
+		pthread_mutex_unlock(&q->ctl);
+		complete_done(done);
+		*result = inplace_wait(&ip, w);
+		return 1;
+	}
+	pthread_cond_destroy(&ip.c);
+	pthread_mutex_destroy(&ip.m);
+	return ret;
+}
+
+int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
+		      const struct kcaller *caller, const struct kuaccess *ua,
+		      const struct kwait_req *wr, struct kwaiter **waiter)
+{
+	struct klist done;
+	int ret = 0, result;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	serve_waiters_locked(q, &done);	/* D16: older waiters first */
+	if (!arg->max_nr)
+		goto out;
+	if (!must_not_wait(q, arg, wr) && ready_now(q) < arg->min_nr) {
+		if (!wr) {
+			ret = wait_in_place(q, arg, caller, ua, &done, &result);
+			if (ret == 1)
+				return result;
+		} else {
+			ret = park_new(q, arg, caller, wr, waiter);
+			if (ret == 1)
+				ret = KDISP_PARKED;
+		}
+		if (ret)
+			goto out;
+	}
+	ret = take_events(q, arg->max_nr, arg->events, ua);
+out:
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+	return ret;
+}
+
+int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
+	       const struct kcaller *caller, const struct kuaccess *ua)
+{
+	struct klist done;
+	int ret;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	ret = ctl_locked(q, arg, caller, ua);
+	serve_waiters_locked(q, &done);
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+	return ret;
+}
+
+int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&q->ctl);
+	if (q->ctl_seen)
+		ret = -EBUSY;
+	else
+		q->abi_flags = arg->flags;
+	pthread_mutex_unlock(&q->ctl);
+	return ret;
+}
+
+void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
+		      struct kevent_info *info)
+{
+	struct kcore *core = q->core;
+	struct kuid *u = kcore_uid_get(core, caller->uid);
+	unsigned int i;
+
+	for (i = 0; i < KEVENT_MAX; i++)
+		if (kcore_origin(core, i))
+			info->supported_types |= 1u << i;
+	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
+		info->limits[i].cap = core->cfg.caps[i];
+		info->limits[i].used = u ? atomic_load(&u->used[i]) : 0;
+	}
+	info->queue_kevents = atomic_load(&q->kevent_num);
+	info->queue_ready = ready_now(q);
+	info->live_queues = atomic_load(&core->n_queues);
+	info->live_kevents = atomic_load(&core->n_kevents);
+	info->live_waiters = atomic_load(&core->n_waiters);
+}
+
+void kqueue_release(struct kqueue *q)
+{
+	struct klist done;
+	unsigned int b;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	q->dead = true;
+	serve_waiters_locked(q, &done);
+	for (b = 0; b < q->nbuckets; b++)
+		while (!klist_empty(&q->table[b]))
+			kitem_destroy(q, klist_entry(q->table[b].next, struct kitem, tnode));
+	pthread_mutex_lock(&q->lock);
+	q->notify = NULL;
+	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+	kqueue_put(q);
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The dispatcher: A1/D24 wrapper strictness, plan ranges, INFO, RING_SHM. */
+#include "helpers.h"
+
+struct fixture F;
+
+TestSuite(dispatch, .init = fx_setup, .fini = fx_teardown);
+
+#define IOC_SIZED(dir, nr, size) _IOC(dir, KEVENT_IOC_MAGIC, nr, size)
+
+static int plan_raw(unsigned int cmd, const void *arg, size_t len, struct kdisp_plan *p)
+{
+	return kdisp_plan(F.q, cmd, arg, len, &F.me, p);
+}
+
+CORE_TEST(dispatch, D24_unknown_ioctl_is_enotty)
+{
+	struct kdisp_plan p;
+	unsigned char buf[64] = { 0 };
+
+	cr_assert_eq(plan_raw(_IOW(0xBF, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg), buf, 16, &p),
+		     -ENOTTY, "wrong magic");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x05, 16), buf, 16, &p), -ENOTTY, "unknown nr");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0xff, 16), buf, 16, &p), -ENOTTY);
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_CTL, 16), NULL, 0, &p), -ENOTTY,
+		     "wrong direction");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ | _IOC_WRITE, KEVENT_IOC_NR_INFO, 152), buf, 152, &p),
+		     -ENOTTY);
+	cr_assert_eq(plan_raw(KEVENT_IOC_RING_SHM, NULL, 0, &p), -ENOTTY,
+		     "RING_SHM is the CUSE daemon's");
+}
+
+CORE_TEST(dispatch, D24_size_from_the_ioctl_number)
+{
+	unsigned char buf[KEVENT_IOC_ARG_MAX + 8] = { 0 };
+	struct kevent_ctl_arg *a = (void *)buf;
+	struct kdisp_plan p;
+
+	a->cmd = KEVENT_CTL_ADD;
+	a->num = 1;
+	a->events = 0x1000;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 15), buf, 15, &p), -EINVAL,
+		     "below VER0");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 0), buf, 0, &p), -EINVAL);
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 1025), buf, 1025, &p), -E2BIG,
+		     "above KEVENT_IOC_ARG_MAX");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 1024), buf, 1024, &p), 0,
+		     "larger with a zero tail");
+	cr_assert_eq(p.arg.ctl.num, 1);
+	buf[1023] = 1;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 1024), buf, 1024, &p), -E2BIG,
+		     "larger with a dirty tail");
+	buf[1023] = 0;
+	buf[16] = 1;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 17), buf, 17, &p), -E2BIG);
+	buf[16] = 0;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, buf, 15, &p), -EINVAL, "arg_len must match");
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, NULL, 16, &p), -EINVAL);
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_INFO, 151), NULL, 0, &p), -EINVAL);
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_INFO, 2048), NULL, 0, &p), -E2BIG);
+}
+
+CORE_TEST(dispatch, A4_whole_call_checks_in_plan)
+{
+	struct kevent_ctl_arg a = { KEVENT_CTL_ADD, 3, 0x1000 };
+	struct kdisp_plan p;
+
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
+	cr_assert_eq(p.in.addr, 0x1000);
+	cr_assert_eq(p.in.len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.out.addr, 0x1000);
+	cr_assert_eq(p.out.len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.reply_len, 0);
+	a.num = 0;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
+	cr_assert_eq(p.in.len, 0, "num 0 reads nothing");
+	a.num = 4096;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL);
+	a.cmd = KEVENT_CTL_REMOVE;
+	a.num = 1;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL, "nothing registered");
+	a.cmd = 3;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL);
+}
+
+CORE_TEST(dispatch, B4_max_ctl_num_of_the_path_is_e2big)
+{
+	struct kevent_ctl_arg a = { KEVENT_CTL_ADD, 3277, 0x1000 };
+	struct kdisp_plan p;
+
+	kqueue_release(F.q);
+	kcore_free(F.core);
+	F.cfg.max_ctl_num = 3276;
+	F.cfg.max_get_nr = 3276;
+	fx_start();
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -E2BIG);
+	a.num = 3276;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
+	a.num = 4096;
+	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL, "take13's check first");
+	{
+		struct kevent_get_events_arg g = { .min_nr = 4000, .max_nr = 4000 };
+
+		cr_assert_eq(plan_raw(KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
+		cr_assert_eq(p.arg.get.max_nr, 3276, "B4: clamped to the path");
+		cr_assert_eq(p.arg.get.min_nr, 3276);
+	}
+}
+
+CORE_TEST(dispatch, GET_EVENTS_plan_ranges)
+{
+	struct kevent_get_events_arg g = { .min_nr = 1, .max_nr = 7, .events = 0x2000 };
+	struct kdisp_plan p;
+
+	cr_assert_eq(plan_raw(KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
+	cr_assert_eq(p.out.addr, 0x2000);
+	cr_assert_eq(p.out.len, 7 * sizeof(struct ukevent));
+	cr_assert_eq(p.in.addr, 0x2000, "the probe reads the output range first (D10)");
+	cr_assert_eq(p.in.len, p.out.len);
+	cr_assert_eq(p.nr, KEVENT_IOC_NR_GET_EVENTS);
+}
+
+CORE_TEST(dispatch, INFO_contents)
+{
+	struct kevent_info info;
+	struct kdisp_plan p;
+
+	kqueue_release(F.q);
+	kcore_free(F.core);
+	F.cfg.caps[KEVENT_LIMIT_KEVENTS] = 100;
+	F.cfg.features = KEVENT_FEAT_PROCESS_VM;
+	fx_start();
+	fx_add_n(0, 3, 0);
+	ktest_fire(1, 0);
+	memset(&info, 0xaa, sizeof(info));
+	cr_assert_eq(plan_raw(KEVENT_IOC_INFO, NULL, 0, &p), 0);
+	cr_assert_eq(p.reply_len, sizeof(info));
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
+	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER0);
+	cr_assert_eq(info.abi_revision, KEVENT_ABI_REVISION);
+	cr_assert_eq(info.backend, KEVENT_BACKEND_CORE);
+	cr_assert_eq(info.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_STRICT);
+	cr_assert_eq(info.supported_types,
+		     1u << KEVENT_TIMER | 1u << KEVENT_POLL | 1u << KEVENT_SOCKET);
+	cr_assert_eq(info.ukevent_size, 40);
+	cr_assert_eq(info.mukevent_size, 16);
+	cr_assert_eq(info.ring_page_size, 4096);
+	cr_assert_eq(info.ring_slots_per_page, 255);
+	cr_assert_eq(info.ring_pages, 17);
+	cr_assert_eq(info.ring_slots, 4096);
+	cr_assert_eq(info.max_kevents, 4095);
+	cr_assert_eq(info.max_ctl_num, 4095);
+	cr_assert_eq(info.max_get_nr, 4095);
+	cr_assert_eq(info.queue_kevents, 3);
+	cr_assert_eq(info.queue_ready, 1);
+	cr_assert_eq(info.limits[KEVENT_LIMIT_KEVENTS].cap, 100);
+	cr_assert_eq(info.limits[KEVENT_LIMIT_KEVENTS].used, 3);
+	cr_assert_eq(info.limits[KEVENT_LIMIT_TIMERS].used, 3);
+	cr_assert_eq(info.limits[KEVENT_LIMIT_QUEUES].used, 1);
+	cr_assert_eq(info.limits[KEVENT_LIMIT_QUEUES].cap, 0);
+	cr_assert_eq(info.live_queues, 1);
+	cr_assert_eq(info.live_kevents, 3);
+	cr_assert_eq(info.live_waiters, 0);
+}
+
+CORE_TEST(dispatch, INFO_larger_struct_gets_a_zero_tail)
+{
+	unsigned char buf[200];
+	struct kdisp_plan p;
+
+	memset(buf, 0xaa, sizeof(buf));
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_INFO, 200), NULL, 0, &p), 0);
+	cr_assert_eq(p.reply_len, 200);
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, buf, NULL, NULL), 0);
+	cr_assert_eq(((struct kevent_info *)buf)->size, KEVENT_INFO_SIZE_VER0,
+		     "size says what the backend filled");
+	for (unsigned int i = KEVENT_INFO_SIZE_VER0; i < 200; i++)
+		cr_assert_eq(buf[i], 0, "byte %u", i);
+}
+
+CORE_TEST(dispatch, SET_ABI_wrapper_is_strict)
+{
+	unsigned char buf[24] = { 0 };
+	struct kevent_set_abi *s = (void *)buf;
+	struct kdisp_plan p;
+
+	s->revision = KEVENT_ABI_REVISION;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_SET_ABI, 24), buf, 24, &p), 0);
+	buf[20] = 1;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_SET_ABI, 24), buf, 24, &p), -E2BIG);
+	buf[20] = 0;
+	s->__reserved = 1;
+	cr_assert_eq(plan_raw(KEVENT_IOC_SET_ABI, buf, 16, &p), -EINVAL);
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The ring writer: take13 layout, when a record is written, wrap (D1-D4, A10). */
+#include "helpers.h"
+
+struct fixture F;
+
+TestSuite(ring, .init = fx_setup, .fini = fx_teardown);
+
+#define OUT (&F.uk[KEVENT_MAX_EVENTS])
+
+CORE_TEST(ring, D1_layout_of_the_first_records)
+{
+	const struct mukevent *m;
+
+	fx_add_n(0x100000000ull, 2, 0);
+	ktest_fire(0x100000001ull, 0);
+	ktest_break(0x100000000ull, -EIO);
+	cr_assert_eq(ring_index(F.ring), 2);
+	/* slot 0 at byte 8 of page 0: id, ret_flags, pad */
+	m = (const struct mukevent *)(F.ring + 8);
+	cr_assert_eq(m->id.raw_u64, 0x100000001ull);
+	cr_assert_eq(m->ret_flags, KEVENT_RET_DONE);
+	cr_assert_eq(m[1].id.raw[0], 0);
+	cr_assert_eq(m[1].id.raw[1], 1);
+	cr_assert_eq(m[1].ret_flags, KEVENT_RET_BROKEN | KEVENT_RET_DONE);
+	cr_assert_eq(*(const __u32 *)(F.ring + 4), 0, "padding after index stays 0");
+	cr_assert_eq(*(const __u32 *)(F.ring + 4096), 0, "only page 0's index is used");
+}
+
+CORE_TEST(ring, D3_no_record_for_ready_at_add)
+{
+	F.uk[0] = uk_make(KEVENT_TIMER, 1, KTEST_READY_AT_ADD, 0, 1);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 1, F.uk), 1);
+	cr_assert_eq(ring_index(F.ring), 0);
+}
+
+/* Fires kevent id, drains it; returns the slot it was written to. */
+static unsigned int cycle(__u64 id)
+{
+	unsigned int slot = ring_index(F.ring);
+
+	cr_assert_eq(ktest_fire(id, 0), 1);
+	cr_assert_eq(fx_get(1, 1, OUT), 1);
+	return slot;
+}
+
+CORE_TEST(ring, wrap_across_page_boundaries_and_4096)
+{
+	unsigned int i, s;
+	unsigned char *check[] = { 0 };
+
+	(void)check;
+	fx_add_n(0, 4095, 0);
+	for (i = 0; i < 4095; i++)
+		ktest_fire(i, 0);
+	cr_assert_eq(ring_index(F.ring), 4095);
+	cr_assert_eq(fx_get(4095, 4095, OUT), 4095);
+	/* slot s holds kevent s: across every page boundary, 254 -> 255 ... */
+	for (s = 0; s < 4095; s++) {
+		cr_assert_eq(ring_slot(F.ring, s)->id.raw_u64, s, "slot %u", s);
+		cr_assert_eq(ring_slot(F.ring, s)->ret_flags, KEVENT_RET_DONE);
+	}
+	cr_assert_eq(KEVENT_RING_SLOT_OFFSET(254), 8 + 254 * 16);
+	cr_assert_eq(KEVENT_RING_SLOT_OFFSET(255), 4096 + 8);
+	cr_assert_eq(KEVENT_RING_SLOT_OFFSET(4095), 16 * 4096 + 8 + 15 * 16);
+	/* the last slot (page 16, position 15), then the wrap to 0 */
+	cr_assert_eq(cycle(77), 4095);
+	cr_assert_eq(ring_slot(F.ring, 4095)->id.raw_u64, 77);
+	cr_assert_eq(ring_index(F.ring), 0, "index wraps at 4096");
+	cr_assert_eq(cycle(78), 0);
+	cr_assert_eq(ring_slot(F.ring, 0)->id.raw_u64, 78, "lapped: overwritten");
+	cr_assert_eq(ring_index(F.ring), 1);
+	/* nothing past the ring is written: page 16 slot 16 would be out */
+	cr_assert_eq(*(const __u32 *)(F.ring + 16 * 4096), 0);
+}
+
+CORE_TEST(ring, D4_removed_before_dequeue_keeps_its_slot)
+{
+	fx_add_n(0, 2, 0);
+	ktest_fire(0, 0);
+	ktest_fire(1, 0);
+	F.uk[0] = uk_make(KEVENT_TIMER, 0, 0, 0, 0);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_REMOVE, 1, F.uk), 0);
+	cr_assert_eq(ring_index(F.ring), 2);
+	cr_assert_eq(ring_slot(F.ring, 0)->id.raw_u64, 0);
+	cr_assert_eq(fx_get(1, 4, OUT), 1);
+	cr_assert_eq(OUT[0].id.raw_u64, 1);
+}
+
+CORE_TEST(ring, ring_order_is_ready_order)
+{
+	__u64 order[] = { 3, 1, 2, 0 };
+	unsigned int i;
+
+	fx_add_n(0, 4, 0);
+	for (i = 0; i < 4; i++)
+		ktest_fire(order[i], 0);
+	cr_assert_eq(fx_get(4, 4, OUT), 4);
+	for (i = 0; i < 4; i++) {
+		cr_assert_eq(ring_slot(F.ring, i)->id.raw_u64, order[i]);
+		cr_assert_eq(OUT[i].id.raw_u64, order[i]);
+	}
+}
+
+CORE_TEST(ring, no_ring_is_fine)
+{
+	struct kqueue *q;
+
+	cr_assert_eq(kqueue_open(F.core, &F.me, NULL, &q), 0);
+	F.uk[0] = uk_make(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, 0, 1);
+	cr_assert_eq(fx_ctl_q(q, KEVENT_CTL_ADD, 1, F.uk), 0);
+	cr_assert_eq(ktest_fire(1, 0), 1);
+	cr_assert_eq(fx_get_q(q, 1, 1, 0, OUT), 1);
+	kqueue_release(q);
+	cr_assert_eq(ring_index(F.ring), 0);
+}
+
+/* The ready FIFO's holes (REMOVE while ready) are squeezed out in order. */
+CORE_TEST(ring, REMOVE_while_ready_holes_keep_fifo_order)
+{
+	unsigned int i, n;
+	__u64 want[40];
+
+	fx_add_n(0, 15, 0);
+	/* move the head off 0 first: fire and drain 5 */
+	for (i = 0; i < 5; i++)
+		ktest_fire(i, 0);
+	cr_assert_eq(fx_get(5, 5, OUT), 5);
+	for (i = 0; i < 15; i++)
+		ktest_fire(i, 0);
+	/* leave 3 of 15 ready: 12 holes */
+	for (i = 0, n = 0; i < 15; i++)
+		if (i % 5)
+			F.uk[n++] = uk_make(KEVENT_TIMER, i, 0, 0, (__u32)i);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_REMOVE, n, F.uk), 0);
+	fx_add_n(100, 12, 0);
+	for (i = 0; i < 12; i++)
+		ktest_fire(100 + i, 0);
+	n = 0;
+	want[n++] = 0;
+	want[n++] = 5;
+	want[n++] = 10;
+	for (i = 0; i < 12; i++)
+		want[n++] = 100 + i;
+	cr_assert_eq(fx_counters().ready, n);
+	cr_assert_eq(fx_get(1, 40, OUT), (int)n);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(OUT[i].id.raw_u64, want[i], "entry %u", i);
+	/* and growth past the first array keeps order too */
+	fx_add_n(200, 100, 0);
+	for (i = 0; i < 100; i++)
+		ktest_fire(200 + 99 - i, 0);
+	cr_assert_eq(fx_get(1, 200, OUT), 100);
+	for (i = 0; i < 100; i++)
+		cr_assert_eq(OUT[i].id.raw_u64, 200 + 99 - i);
+}
