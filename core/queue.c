@@ -641,8 +641,13 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		return 0;
 	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
 		return -ENOMEM;
-	/* D10: probe the output before anything leaves the ready list. */
-	if (ua->read(ua->ctx, buf, uaddr, n * UKSZ)) {
+	/*
+	 * D10: probe the output before anything leaves the ready list.  Read
+	 * and write back the same bytes, so an unmapped and a read-only buffer
+	 * both fault here, as the module's fault-in does.
+	 */
+	if (ua->read(ua->ctx, buf, uaddr, n * UKSZ) ||
+	    ua->write(ua->ctx, uaddr, buf, n * UKSZ)) {
 		if (buf != small)
 			free(buf);
 		return -EFAULT;

@@ -31,8 +31,9 @@ static int mem_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 {
 	struct ktest_mem *m = ctx;
 
-	m->writes++;
-	if (!span_ok(m, uaddr, len, m->wfault_lo, m->wfault_hi))
+	/* wfault_after models memory unmapped between the probe and the copy */
+	if (m->writes++ >= m->wfault_after &&
+	    !span_ok(m, uaddr, len, m->wfault_lo, m->wfault_hi))
 		return -EFAULT;
 	memcpy((void *)(uintptr_t)uaddr, src, len);
 	return 0;

@@ -17,6 +17,7 @@ struct ktest_mem {
 	size_t len;
 	__u64 rfault_lo, rfault_hi;	/* reads touching [lo, hi) fault */
 	__u64 wfault_lo, wfault_hi;	/* writes touching [lo, hi) fault */
+	unsigned long wfault_after;	/* ... but only once this many writes passed */
 	unsigned long reads, writes;	/* calls seen */
 };
 

@@ -160,23 +160,43 @@ CORE_TEST(get_events, D10_late_write_fault_returns_the_prefix)
 	fx_add_n(0, 10, KEVENT_REQ_ONESHOT);
 	for (i = 0; i < 10; i++)
 		ktest_fire(i, i);
-	/* middle: the read probe passes, the write fails at entry 4 */
+	/* middle: the probe passes, the buffer goes away, the copy fails at 4 */
 	F.mem.wfault_lo = (__u64)(uintptr_t)&OUT[4] + 30;
 	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	F.mem.wfault_after = F.mem.writes + 1;
 	cr_assert_eq(fx_get(1, 5, OUT), 4);
 	cr_assert_eq(fx_counters().ready, 5, "five taken, four delivered, one lost");
 	cr_assert_eq(fx_counters().kevents, 5, "the lost ONESHOT is freed too");
 	/* last */
 	F.mem.wfault_lo = (__u64)(uintptr_t)&OUT[2];
 	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	F.mem.wfault_after = F.mem.writes + 1;
 	cr_assert_eq(fx_get(1, 3, OUT), 2);
 	/* first: nothing copied is -EFAULT (take24) */
 	F.mem.wfault_lo = (__u64)(uintptr_t)&OUT[0];
 	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	F.mem.wfault_after = F.mem.writes + 1;
 	cr_assert_eq(fx_get(1, 3, OUT), -EFAULT);
 	F.mem.wfault_lo = F.mem.wfault_hi = 0;
+	F.mem.wfault_after = 0;
 	cr_assert_eq(fx_counters().ready, 0);
 	cr_assert_eq(fx_counters().kevents, 0);
+}
+
+CORE_TEST(get_events, D10_readonly_output_faults_before_dequeue)
+{
+	unsigned int i;
+
+	fx_add_n(0, 4, KEVENT_REQ_ONESHOT);
+	for (i = 0; i < 4; i++)
+		ktest_fire(i, i);
+	/* a read-only page in the middle of the output: the probe's write-back */
+	F.mem.wfault_lo = (__u64)(uintptr_t)&OUT[2];
+	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	cr_assert_eq(fx_get(1, 4, OUT), -EFAULT);
+	cr_assert_eq(fx_counters().ready, 4, "nothing dequeued");
+	F.mem.wfault_lo = F.mem.wfault_hi = 0;
+	cr_assert_eq(fx_get(4, 4, OUT), 4);
 }
 
 CORE_TEST(get_events, ENOMEM_before_dequeue_loses_nothing)
