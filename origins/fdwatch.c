@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KEVENT_POLL and KEVENT_SOCKET: a duplicate of the client's fd (fdtake.c)
+ * registered with EPOLLET on the reactor.  Readiness is checked with poll()
+ * at ADD (ready: answered by ADD, not registered, take13) and again on every
+ * edge the reactor sees, so a kevent re-fires only on new activity of its
+ * source (RULES A6).  The duplicate is kept until detach (A7: the client's
+ * close() changes nothing) and closed by the closer thread (B3).
+ *
+ * POLL:   ret_data[0] = revents & event (A8, D13); regular files are always
+ *         ready (D14).
+ * SOCKET: one rule for TCP and AF_UNIX (A8): RECV when readable (data or
+ *         EOF) on a non-listening socket, ACCEPT when a listening socket is
+ *         readable, SEND when writable; ret_data[0] = the bits that fired;
+ *         POLLERR -> BROKEN with ret_data[1] = -ECONNRESET (the real error
+ *         stays on the socket: the daemon never reads SO_ERROR, A7).
+ *         ACCEPT on TCP: ret_data[1] = accept queue length (TCP_INFO
+ *         tcpi_unacked of a listener); 0 for AF_UNIX.
+ *
+ * epoll data carries a slot index and its generation, so an event that
+ * epoll_wait returned just before a detach finds a stale generation and is
+ * dropped instead of touching freed memory.
+ *
+ * LOCKING: all state under korigins_lock (internal.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+
+#define KPOLL_BITS (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI | KEVENT_POLL_POLLOUT | \
+		    KEVENT_POLL_POLLERR | KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDNORM | \
+		    KEVENT_POLL_POLLRDBAND | KEVENT_POLL_POLLWRNORM | \
+		    KEVENT_POLL_POLLWRBAND | KEVENT_POLL_POLLMSG)
+#define KPOLL_REGULAR (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT | \
+		       KEVENT_POLL_POLLRDNORM | KEVENT_POLL_POLLWRNORM)
+
+_Static_assert(KEVENT_POLL_POLLIN == POLLIN && KEVENT_POLL_POLLOUT == POLLOUT &&
+	       KEVENT_POLL_POLLRDNORM == POLLRDNORM && KEVENT_POLL_POLLMSG == POLLMSG &&
+	       KEVENT_POLL_POLLHUP == POLLHUP && KEVENT_POLL_POLLERR == POLLERR,
+	       "KEVENT_POLL_* are the native poll bits");
+
+struct kwatch {
+	struct kitem *k;
+	int dup;
+	__u32 type;		/* KEVENT_POLL or KEVENT_SOCKET */
+	__u32 event;		/* copy of ukevent.event, updated by modify */
+	int listener;		/* socket in listen() */
+	int tcp;
+	int in_epoll;
+	__u32 slot;
+};
+
+static struct {
+	struct kwatch **slots;
+	__u32 *gens;		/* bumped whenever a slot is freed */
+	__u32 *free;		/* stack of free slot indices */
+	__u32 nr_free, cap, live;
+} kw;
+
+static int kwatch_grow(void)
+{
+	__u32 cap = kw.cap ? kw.cap * 2 : 256, i;
+	struct kwatch **slots = realloc(kw.slots, cap * sizeof(*slots));
+	__u32 *gens, *fr;
+
+	if (!slots)
+		return -ENOMEM;
+	kw.slots = slots;
+	gens = realloc(kw.gens, cap * sizeof(*gens));
+	if (!gens)
+		return -ENOMEM;
+	kw.gens = gens;
+	fr = realloc(kw.free, cap * sizeof(*fr));
+	if (!fr)
+		return -ENOMEM;
+	kw.free = fr;
+	for (i = cap; i > kw.cap; i--) {
+		kw.slots[i - 1] = NULL;
+		kw.gens[i - 1] = 0;
+		kw.free[kw.nr_free++] = i - 1;
+	}
+	kw.cap = cap;
+	return 0;
+}
+
+static int kwatch_slot_alloc(struct kwatch *w)
+{
+	if (!kw.nr_free && kwatch_grow() < 0)
+		return -ENOMEM;
+	w->slot = kw.free[--kw.nr_free];
+	kw.slots[w->slot] = w;
+	kw.live++;
+	return 0;
+}
+
+static void kwatch_slot_free(struct kwatch *w)
+{
+	kw.slots[w->slot] = NULL;
+	kw.gens[w->slot]++;
+	kw.free[kw.nr_free++] = w->slot;
+	kw.live--;
+}
+
+static uint64_t kwatch_data(const struct kwatch *w)
+{
+	return KR_DATA(KR_TAG_WATCH, ((uint64_t)kw.gens[w->slot] << 24) | w->slot);
+}
+
+static uint32_t kwatch_epoll_mask(const struct kwatch *w)
+{
+	uint32_t mask = EPOLLET | EPOLLERR;
+
+	if (w->type == KEVENT_POLL)
+		return mask | (w->event & KPOLL_BITS);
+	if (w->event & (KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT))
+		mask |= EPOLLIN | EPOLLRDHUP;
+	if (w->event & KEVENT_SOCKET_SEND)
+		mask |= EPOLLOUT;
+	return mask;
+}
+
+static short kwatch_revents(const struct kwatch *w, short events)
+{
+	struct pollfd pfd = { .fd = w->dup, .events = events };
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	return pfd.revents;
+}
+
+static int kpoll_check(const struct kwatch *w, struct korigin_result *res)
+{
+	__u32 rev = (__u16)kwatch_revents(w, (short)(w->event & KPOLL_BITS)) & w->event;
+
+	if (!rev)
+		return 0;
+	res->ret_data[0] = rev;
+	return 1;
+}
+
+static __u32 ksocket_backlog(const struct kwatch *w)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (!w->tcp || getsockopt(w->dup, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		return 0;
+	return ti.tcpi_unacked;	/* a listener's current accept queue */
+}
+
+static int ksocket_check(const struct kwatch *w, struct korigin_result *res)
+{
+	short rev = kwatch_revents(w, POLLIN | POLLOUT | POLLRDHUP);
+	__u32 fired = 0;
+
+	if (rev & POLLERR) {
+		res->ret_flags = KEVENT_RET_BROKEN;
+		res->ret_data[1] = (__u32)-ECONNRESET;
+		return 1;
+	}
+	if (w->listener) {
+		if ((w->event & KEVENT_SOCKET_ACCEPT) && (rev & POLLIN)) {
+			fired |= KEVENT_SOCKET_ACCEPT;
+			res->ret_data[1] = ksocket_backlog(w);
+		}
+	} else {
+		if ((w->event & KEVENT_SOCKET_RECV) && (rev & (POLLIN | POLLRDHUP)))
+			fired |= KEVENT_SOCKET_RECV;
+		if ((w->event & KEVENT_SOCKET_SEND) && (rev & POLLOUT))
+			fired |= KEVENT_SOCKET_SEND;
+	}
+	res->ret_data[0] = fired;
+	return fired != 0;
+}
+
+static int kwatch_check(const struct kwatch *w, struct korigin_result *res)
+{
+	*res = (struct korigin_result){ 0 };
+	return w->type == KEVENT_POLL ? kpoll_check(w, res) : ksocket_check(w, res);
+}
+
+static void ksocket_probe(struct kwatch *w)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+
+	if (getsockopt(w->dup, SOL_SOCKET, SO_ACCEPTCONN, &val, &len) == 0)
+		w->listener = val;
+	len = sizeof(val);
+	if (getsockopt(w->dup, SOL_SOCKET, SO_PROTOCOL, &val, &len) == 0)
+		w->tcp = val == IPPROTO_TCP;
+}
+
+/* Put w on the reactor; called with korigins_lock held. */
+static int kwatch_register(struct kwatch *w, int poll_it)
+{
+	int err = kreactor_running() ? kwatch_slot_alloc(w) : -ENODEV;
+
+	if (err)
+		return err;
+	korigin_set_data(w->k, w);
+	if (!poll_it)
+		return 0;
+	err = kreactor_add(w->dup, kwatch_epoll_mask(w), kwatch_data(w));
+	if (err) {
+		kwatch_slot_free(w);
+		/* 2006: a file without a poll method fails with -EINVAL. */
+		return err == -EPERM ? -EINVAL : err;
+	}
+	w->in_epoll = 1;
+	return 0;
+}
+
+/* D14: a regular file is always ready; with no such bit asked, never. */
+static int kpoll_regular(struct kwatch *w, struct korigin_result *res)
+{
+	__u32 rev = w->event & KPOLL_REGULAR;
+
+	if (rev) {
+		res->ret_data[0] = rev;
+		return 1;
+	}
+	return 0;
+}
+
+static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
+			 struct korigin_result *res, __u32 type)
+{
+	const struct ukevent *uk = korigin_ukevent(k);
+	struct kfd_info info;
+	struct kwatch *w;
+	int dup, ready, poll_it = 1, err;
+
+	dup = kfd_take(caller, (int)uk->id.raw[0], &info);
+	if (dup < 0)
+		return dup;
+	if (type == KEVENT_SOCKET && info.kind != KFD_SOCKET) {
+		kcloser_close(dup);
+		return -ENOTSOCK;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		kcloser_close(dup);
+		return -ENOMEM;
+	}
+	*w = (struct kwatch){ .k = k, .dup = dup, .type = type, .event = uk->event };
+	*res = (struct korigin_result){ 0 };
+	if (type == KEVENT_SOCKET)
+		ksocket_probe(w);
+	if (type == KEVENT_POLL && info.kind == KFD_REGULAR) {
+		ready = kpoll_regular(w, res);
+		poll_it = 0;
+	} else {
+		ready = kwatch_check(w, res);
+	}
+	if (ready) {
+		kcloser_close(dup);
+		free(w);
+		return 1;
+	}
+	pthread_mutex_lock(&korigins_lock);
+	err = kwatch_register(w, poll_it);
+	pthread_mutex_unlock(&korigins_lock);
+	if (err) {
+		kcloser_close(dup);
+		free(w);
+	}
+	return err;
+}
+
+static int kpoll_attach(struct kitem *k, const struct kcaller *caller,
+			struct korigin_result *res)
+{
+	return kwatch_attach(k, caller, res, KEVENT_POLL);
+}
+
+static int ksocket_attach(struct kitem *k, const struct kcaller *caller,
+			  struct korigin_result *res)
+{
+	return kwatch_attach(k, caller, res, KEVENT_SOCKET);
+}
+
+static int kwatch_modify(struct kitem *k, struct korigin_result *res)
+{
+	struct kwatch *w = korigin_data(k);
+	int ready = 0;
+
+	pthread_mutex_lock(&korigins_lock);
+	w->event = korigin_ukevent(k)->event;
+	if (w->in_epoll)
+		kreactor_mod(w->dup, kwatch_epoll_mask(w), kwatch_data(w));
+	if (w->in_epoll || w->type == KEVENT_SOCKET)
+		ready = kwatch_check(w, res);
+	pthread_mutex_unlock(&korigins_lock);
+	return ready;
+}
+
+static void kwatch_detach(struct kitem *k)
+{
+	struct kwatch *w = korigin_data(k);
+
+	pthread_mutex_lock(&korigins_lock);
+	if (w->in_epoll)
+		kreactor_del(w->dup);
+	kwatch_slot_free(w);
+	pthread_mutex_unlock(&korigins_lock);
+	kcloser_close(w->dup);
+	free(w);
+}
+
+void kwatch_handle(uint64_t payload, uint32_t events)
+{
+	__u32 slot = (__u32)(payload & 0xffffff), gen = (__u32)(payload >> 24);
+	struct korigin_result res;
+	struct kwatch *w;
+
+	if (slot >= kw.cap || kw.gens[slot] != gen || !(w = kw.slots[slot]))
+		return;	/* detached after epoll_wait returned the event */
+	if (!w->in_epoll || !kwatch_check(w, &res))
+		return;
+	if (korigin_fire(w->k, &res) == 1) {
+		kreactor_del(w->dup);
+		w->in_epoll = 0;
+	}
+}
+
+int kwatch_init(void)
+{
+	return 0;
+}
+
+void kwatch_fini(void)
+{
+	free(kw.slots);
+	free(kw.gens);
+	free(kw.free);
+	kw.slots = NULL;
+	kw.gens = kw.free = NULL;
+	kw.cap = kw.nr_free = kw.live = 0;
+}
+
+__u64 kwatch_count(void)
+{
+	return kw.live;
+}
+
+const struct korigin_ops kpoll_ops = {
+	.name = "poll",
+	.attach = kpoll_attach,
+	.modify = kwatch_modify,
+	.detach = kwatch_detach,
+};
+
+const struct korigin_ops ksocket_ops = {
+	.name = "socket",
+	.attach = ksocket_attach,
+	.modify = kwatch_modify,
+	.detach = kwatch_detach,
+};

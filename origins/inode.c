@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KEVENT_INODE (project extension, A3): id.raw[0] = fd of a directory or a
+ * regular file, open for reading (not O_PATH, RULES B8).
+ *   CREATE: an entry was created in (or moved into) the directory;
+ *   REMOVE: an entry was removed from (or moved out of) it.
+ *   ret_data[0] = the bit that fired (& event).
+ * The watched object itself removed: BROKEN, ret_data[0] = REMOVE & event,
+ * ret_data[1] = -ENOENT, and the kevent leaves the origin.
+ *
+ * Backends (B7: one instance of each for the whole process):
+ *  - fanotify, FAN_REPORT_DFID_NAME | FAN_REPORT_FID: events name objects by
+ *    file handle, matched against the handle taken at ADD;
+ *  - inotify: watches placed through /proc/self/fd/<dup>, matched by wd;
+ *    used when fanotify is unavailable or refuses the filesystem.
+ * No duplicate of the client's file is kept once the mark is placed (A7).
+ * Linux reports DELETE_SELF only when the last reference goes (and the
+ * client usually still holds its fd), so removal is detected on the
+ * attribute event that unlink/rmdir sends: the object is looked up again
+ * with open_by_handle_at() (O_PATH, through an fd of its mount root):
+ * ESTALE or a link count of 0 means removed.  See README.md.
+ *
+ * LOCKING: all state under korigins_lock (internal.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include "internal.h"
+
+#define KI_BUCKETS	1024
+#define KI_HANDLE_MAX	128	/* MAX_HANDLE_SZ */
+
+#define KI_FAN_DIR	(FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | \
+			 FAN_DELETE_SELF | FAN_ATTRIB | FAN_ONDIR)
+#define KI_FAN_FILE	(FAN_DELETE_SELF | FAN_ATTRIB)
+#define KI_IN_MASK	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
+			 IN_DELETE_SELF | IN_ATTRIB)
+
+struct kinode_fh {
+	__u64 fsid;
+	unsigned int bytes;
+	int type;
+	unsigned char h[KI_HANDLE_MAX];
+};
+
+struct kinode_obj {
+	struct kinode_obj *hnext;	/* hash chain; only while live */
+	struct kinode_watch *watches;
+	int backend;			/* KORIGINS_INODE_FANOTIFY or _INOTIFY */
+	int wd;				/* inotify */
+	int mnt_id;
+	int dead;			/* removed: no longer in the hash */
+	int wd_gone;			/* inotify sent IN_IGNORED */
+	int has_fh;			/* fh is valid (the filesystem has handles) */
+	unsigned int refs;		/* watches */
+	struct kinode_fh fh;
+};
+
+struct kinode_watch {
+	struct kitem *k;
+	struct kinode_obj *obj;
+	struct kinode_watch *next;
+	__u32 event;
+	int stopped;
+};
+
+struct kinode_mnt {
+	struct kinode_mnt *next;
+	int mnt_id;
+	int fd;				/* the mount root, O_RDONLY (open_by_handle_at refuses O_PATH) */
+};
+
+static struct {
+	int fan_fd, in_fd;
+	enum korigins_inode_backend mode;
+	struct kinode_obj *hash[KI_BUCKETS];
+	struct kinode_mnt *mnts;
+	__u64 watches, objects;
+} ki = { .fan_fd = -1, .in_fd = -1 };
+
+static unsigned int kinode_hash_fh(const struct kinode_fh *fh)
+{
+	unsigned int h = 2166136261u, i;
+
+	for (i = 0; i < fh->bytes; i++)
+		h = (h ^ fh->h[i]) * 16777619u;
+	return (h ^ (unsigned int)fh->fsid) % KI_BUCKETS;
+}
+
+static unsigned int kinode_bucket(const struct kinode_obj *o)
+{
+	return o->backend == KORIGINS_INODE_INOTIFY ? (unsigned int)o->wd % KI_BUCKETS
+						     : kinode_hash_fh(&o->fh);
+}
+
+static int kinode_fh_eq(const struct kinode_fh *a, const struct kinode_fh *b)
+{
+	return a->fsid == b->fsid && a->type == b->type && a->bytes == b->bytes &&
+	       !memcmp(a->h, b->h, a->bytes);
+}
+
+static struct kinode_obj *kinode_find_fh(const struct kinode_fh *fh)
+{
+	struct kinode_obj *o;
+
+	for (o = ki.hash[kinode_hash_fh(fh)]; o; o = o->hnext)
+		if (o->backend == KORIGINS_INODE_FANOTIFY && kinode_fh_eq(&o->fh, fh))
+			return o;
+	return NULL;
+}
+
+static struct kinode_obj *kinode_find_wd(int wd)
+{
+	struct kinode_obj *o;
+
+	for (o = ki.hash[(unsigned int)wd % KI_BUCKETS]; o; o = o->hnext)
+		if (o->backend == KORIGINS_INODE_INOTIFY && o->wd == wd)
+			return o;
+	return NULL;
+}
+
+static void kinode_hash_add(struct kinode_obj *o)
+{
+	unsigned int b = kinode_bucket(o);
+
+	o->hnext = ki.hash[b];
+	ki.hash[b] = o;
+	ki.objects++;
+}
+
+static void kinode_hash_del(struct kinode_obj *o)
+{
+	struct kinode_obj **pp = &ki.hash[kinode_bucket(o)];
+
+	while (*pp && *pp != o)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = o->hnext;
+	o->dead = 1;
+	ki.objects--;
+}
+
+/* ---- mount roots for open_by_handle_at ---- */
+
+static void kinode_unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*d++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+static int kinode_open_mount(int mnt_id)
+{
+	char *line = NULL, path[PATH_MAX];
+	size_t len = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int id, fd = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &len, f) > 0) {
+		if (sscanf(line, "%d %*d %*s %*s %4095s", &id, path) != 2 || id != mnt_id)
+			continue;
+		kinode_unescape(path);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return fd;
+}
+
+static int kinode_mount_fd(int mnt_id)
+{
+	struct kinode_mnt *m;
+	int fd;
+
+	for (m = ki.mnts; m; m = m->next)
+		if (m->mnt_id == mnt_id)
+			return m->fd;
+	fd = kinode_open_mount(mnt_id);
+	if (fd < 0)
+		return fd;
+	m = malloc(sizeof(*m));
+	if (!m) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*m = (struct kinode_mnt){ .next = ki.mnts, .mnt_id = mnt_id, .fd = fd };
+	ki.mnts = m;
+	return fd;
+}
+
+/* O_PATH fd of the object named by o's handle, or -errno (-ESTALE: gone). */
+static int kinode_reopen(const struct kinode_obj *o)
+{
+	union {
+		struct file_handle fh;
+		unsigned char buf[sizeof(struct file_handle) + KI_HANDLE_MAX];
+	} u;
+	int mfd = kinode_mount_fd(o->mnt_id), fd;
+
+	if (mfd < 0)
+		return mfd;
+	u.fh.handle_bytes = o->fh.bytes;
+	u.fh.handle_type = o->fh.type;
+	memcpy(u.fh.f_handle, o->fh.h, o->fh.bytes);
+	fd = open_by_handle_at(mfd, &u.fh, O_PATH | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int kinode_is_removed(const struct kinode_obj *o)
+{
+	struct stat st;
+	int fd, gone;
+
+	if (!o->has_fh)
+		return 0;	/* no handle: wait for DELETE_SELF */
+	fd = kinode_reopen(o);
+	if (fd == -ESTALE || fd == -ENOENT)
+		return 1;
+	if (fd < 0)
+		return 0;	/* cannot tell: wait for DELETE_SELF */
+	gone = fstat(fd, &st) == 0 && st.st_nlink == 0;
+	close(fd);	/* an O_PATH fd: its close never waits */
+	return gone;
+}
+
+/* ---- firing ---- */
+
+static void kinode_fire_all(struct kinode_obj *o, __u32 bit, int broken)
+{
+	struct kinode_watch *w;
+
+	for (w = o->watches; w; w = w->next) {
+		struct korigin_result res = { 0 };
+
+		if (w->stopped || (!broken && !(w->event & bit)))
+			continue;
+		res.ret_data[0] = w->event & bit;
+		if (broken) {
+			res.ret_flags = KEVENT_RET_BROKEN;
+			res.ret_data[1] = (__u32)-ENOENT;
+		}
+		if (korigin_fire(w->k, &res) == 1)
+			w->stopped = 1;
+	}
+}
+
+static void kinode_removed(struct kinode_obj *o)
+{
+	if (o->dead)
+		return;
+	kinode_fire_all(o, KEVENT_INODE_REMOVE, 1);
+	kinode_hash_del(o);
+}
+
+static void kinode_self_event(struct kinode_obj *o, int certain)
+{
+	if (certain || kinode_is_removed(o))
+		kinode_removed(o);
+}
+
+/* ---- inotify ---- */
+
+static void kinode_inotify_event(const struct inotify_event *ev)
+{
+	struct kinode_obj *o = kinode_find_wd(ev->wd);
+
+	if (!o)
+		return;
+	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+		kinode_fire_all(o, KEVENT_INODE_CREATE, 0);
+	if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+		kinode_fire_all(o, KEVENT_INODE_REMOVE, 0);
+	if (ev->mask & IN_ATTRIB)
+		kinode_self_event(o, 0);
+	if (ev->mask & IN_IGNORED)
+		o->wd_gone = 1;
+	if (ev->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT))
+		kinode_self_event(o, 1);
+}
+
+void kinode_handle_inotify(void)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(ki.in_fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + n) {
+			const struct inotify_event *ev = (const void *)p;
+
+			kinode_inotify_event(ev);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+/* ---- fanotify ---- */
+
+static int kinode_fid_of(const struct fanotify_event_info_fid *fid, struct kinode_fh *out)
+{
+	const struct file_handle *fh = (const void *)fid->handle;
+
+	if (fh->handle_bytes > KI_HANDLE_MAX)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(&out->fsid, &fid->fsid, sizeof(out->fsid));
+	out->bytes = fh->handle_bytes;
+	out->type = fh->handle_type;
+	memcpy(out->h, fh->f_handle, fh->handle_bytes);
+	return 0;
+}
+
+/*
+ * Which object a record names: FID is the object itself; DFID_NAME is the
+ * parent directory with the entry's name, except that an event on a
+ * directory itself comes as DFID_NAME with the name ".".
+ */
+static int kinode_record_is_self(const struct fanotify_event_info_fid *fid)
+{
+	const struct file_handle *fh = (const void *)fid->handle;
+	const char *name = (const char *)fh->f_handle + fh->handle_bytes;
+
+	if (fid->hdr.info_type == FAN_EVENT_INFO_TYPE_FID)
+		return 1;
+	return fid->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && !strcmp(name, ".");
+}
+
+static void kinode_fanotify_record(const struct fanotify_event_info_fid *fid, __u64 mask)
+{
+	int self = kinode_record_is_self(fid);
+	struct kinode_fh fh;
+	struct kinode_obj *o;
+
+	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID &&
+	    fid->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
+	    fid->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME)
+		return;
+	if (kinode_fid_of(fid, &fh) < 0 || !(o = kinode_find_fh(&fh)))
+		return;
+	if (!self && (mask & (FAN_CREATE | FAN_MOVED_TO)))
+		kinode_fire_all(o, KEVENT_INODE_CREATE, 0);
+	if (!self && (mask & (FAN_DELETE | FAN_MOVED_FROM)))
+		kinode_fire_all(o, KEVENT_INODE_REMOVE, 0);
+	if (self && (mask & FAN_ATTRIB))
+		kinode_self_event(o, 0);
+	if (self && (mask & FAN_DELETE_SELF))
+		kinode_self_event(o, 1);
+}
+
+static void kinode_fanotify_event(const struct fanotify_event_metadata *md)
+{
+	const char *p = (const char *)md + md->metadata_len;
+	const char *end = (const char *)md + md->event_len;
+
+	while (p + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_fid *fid = (const void *)p;
+
+		if (fid->hdr.len < sizeof(*fid) + sizeof(struct file_handle) ||
+		    p + fid->hdr.len > end)
+			break;
+		p += fid->hdr.len;
+		kinode_fanotify_record(fid, md->mask);
+	}
+}
+
+void kinode_handle_fanotify(void)
+{
+	char buf[16384] __attribute__((aligned(8)));
+	ssize_t n;
+
+	while ((n = read(ki.fan_fd, buf, sizeof(buf))) > 0) {
+		const struct fanotify_event_metadata *md = (const void *)buf;
+
+		while (FAN_EVENT_OK(md, n)) {
+			if (md->vers == FANOTIFY_METADATA_VERSION)
+				kinode_fanotify_event(md);
+			md = FAN_EVENT_NEXT(md, n);
+		}
+	}
+}
+
+/* ---- marks ---- */
+
+static int kinode_inotify_open(void)
+{
+	if (ki.in_fd >= 0)
+		return 0;
+	ki.in_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ki.in_fd < 0)
+		return -errno;
+	return kreactor_add(ki.in_fd, EPOLLIN, KR_DATA(KR_TAG_INOTIFY, 0));
+}
+
+static int kinode_mark_inotify(int dup, struct kinode_obj *o)
+{
+	char path[64];
+	int err = kinode_inotify_open();
+
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dup);
+	o->wd = inotify_add_watch(ki.in_fd, path, KI_IN_MASK);
+	if (o->wd < 0)
+		return -errno;
+	o->backend = KORIGINS_INODE_INOTIFY;
+	return 0;
+}
+
+static int kinode_mark_fanotify(int dup, int is_dir, struct kinode_obj *o)
+{
+	__u64 mask = is_dir ? KI_FAN_DIR : KI_FAN_FILE;
+
+	if (fanotify_mark(ki.fan_fd, FAN_MARK_ADD, mask, dup, NULL) < 0)
+		return -errno;
+	o->backend = KORIGINS_INODE_FANOTIFY;
+	return 0;
+}
+
+static int kinode_take_fh(int dup, struct kinode_obj *o)
+{
+	union {
+		struct file_handle fh;
+		unsigned char buf[sizeof(struct file_handle) + KI_HANDLE_MAX];
+	} u;
+	struct statfs sfs;
+
+	u.fh.handle_bytes = KI_HANDLE_MAX;
+	if (name_to_handle_at(dup, "", &u.fh, &o->mnt_id, AT_EMPTY_PATH) < 0)
+		return -errno;
+	/* dup was classified (not FUSE): statfs cannot reach a client server. */
+	if (fstatfs(dup, &sfs) < 0)
+		return -errno;
+	memcpy(&o->fh.fsid, &sfs.f_fsid, sizeof(o->fh.fsid));
+	o->fh.bytes = u.fh.handle_bytes;
+	o->fh.type = u.fh.handle_type;
+	memcpy(o->fh.h, u.fh.f_handle, u.fh.handle_bytes);
+	return 0;
+}
+
+/* The object for dup, shared by every kevent on the same inode. */
+static int kinode_get_obj(int dup, int is_dir, struct kinode_obj **ret)
+{
+	struct kinode_obj *o = calloc(1, sizeof(*o)), *old = NULL;
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	o->wd = -1;
+	o->has_fh = kinode_take_fh(dup, o) == 0;
+	err = -EOPNOTSUPP;	/* fanotify needs a handle, so does FANOTIFY mode */
+	if (o->has_fh && ki.fan_fd >= 0) {
+		old = kinode_find_fh(&o->fh);
+		if (old)
+			goto reuse;
+		err = kinode_mark_fanotify(dup, is_dir, o);
+	}
+	if (err && ki.mode != KORIGINS_INODE_FANOTIFY) {
+		err = kinode_mark_inotify(dup, o);
+		old = err ? NULL : kinode_find_wd(o->wd);
+		if (old)
+			goto reuse;
+	}
+	if (err) {
+		free(o);
+		return err;
+	}
+	kinode_hash_add(o);
+	*ret = o;
+	return 0;
+reuse:
+	free(o);
+	*ret = old;
+	return 0;
+}
+
+static void kinode_unmark(struct kinode_obj *o)
+{
+	int fd;
+
+	if (o->backend == KORIGINS_INODE_INOTIFY) {
+		if (!o->wd_gone)
+			inotify_rm_watch(ki.in_fd, o->wd);
+		return;
+	}
+	fd = kinode_reopen(o);
+	if (fd < 0)
+		return;	/* gone: the kernel dropped the mark with the inode */
+	fanotify_mark(ki.fan_fd, FAN_MARK_REMOVE, KI_FAN_DIR, fd, NULL);
+	close(fd);
+}
+
+static void kinode_put_obj(struct kinode_obj *o)
+{
+	if (--o->refs)
+		return;
+	kinode_unmark(o);
+	if (!o->dead)
+		kinode_hash_del(o);
+	free(o);
+}
+
+/* B8: a directory or regular file, open for reading, not O_PATH. */
+static int kinode_check_fd(const struct kfd_info *info)
+{
+	if (info->kind != KFD_DIRECTORY && info->kind != KFD_REGULAR)
+		return -EINVAL;
+	if ((info->flags & O_PATH) || (info->flags & O_ACCMODE) == O_WRONLY)
+		return -EINVAL;
+	return 0;
+}
+
+static int kinode_attach(struct kitem *k, const struct kcaller *caller,
+			 struct korigin_result *res)
+{
+	const struct ukevent *uk = korigin_ukevent(k);
+	struct kinode_watch *w;
+	struct kfd_info info;
+	int dup, err;
+
+	dup = kfd_take(caller, (int)uk->id.raw[0], &info);
+	if (dup < 0)
+		return dup;
+	err = kinode_check_fd(&info);
+	w = err ? NULL : calloc(1, sizeof(*w));
+	if (!err && !w)
+		err = -ENOMEM;
+	if (!err) {
+		*w = (struct kinode_watch){ .k = k, .event = uk->event };
+		pthread_mutex_lock(&korigins_lock);
+		err = kreactor_running() ? kinode_get_obj(dup, info.kind == KFD_DIRECTORY, &w->obj)
+					 : -ENODEV;
+		if (!err) {
+			w->next = w->obj->watches;
+			w->obj->watches = w;
+			w->obj->refs++;
+			ki.watches++;
+			korigin_set_data(k, w);
+		}
+		pthread_mutex_unlock(&korigins_lock);
+	}
+	kcloser_close(dup);	/* A7: nothing of the client's file is kept */
+	if (err)
+		free(w);
+	return err;
+}
+
+static int kinode_modify(struct kitem *k, struct korigin_result *res)
+{
+	struct kinode_watch *w = korigin_data(k);
+
+	pthread_mutex_lock(&korigins_lock);
+	w->event = korigin_ukevent(k)->event;
+	pthread_mutex_unlock(&korigins_lock);
+	return 0;
+}
+
+static void kinode_detach(struct kitem *k)
+{
+	struct kinode_watch *w = korigin_data(k), **pp;
+
+	pthread_mutex_lock(&korigins_lock);
+	for (pp = &w->obj->watches; *pp != w; pp = &(*pp)->next)
+		;
+	*pp = w->next;
+	ki.watches--;
+	kinode_put_obj(w->obj);
+	pthread_mutex_unlock(&korigins_lock);
+	free(w);
+}
+
+int kinode_init(enum korigins_inode_backend backend)
+{
+	unsigned int flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+			     FAN_REPORT_DFID_NAME | FAN_REPORT_FID;
+
+	ki.mode = backend;
+	if (backend != KORIGINS_INODE_INOTIFY) {
+		ki.fan_fd = fanotify_init(flags, O_RDONLY | O_CLOEXEC);
+		if (ki.fan_fd < 0 && backend == KORIGINS_INODE_FANOTIFY)
+			return -errno;
+		if (ki.fan_fd >= 0)
+			return kreactor_add(ki.fan_fd, EPOLLIN, KR_DATA(KR_TAG_FANOTIFY, 0));
+	}
+	return kinode_inotify_open();
+}
+
+void kinode_fini(void)
+{
+	struct kinode_mnt *m;
+
+	while ((m = ki.mnts)) {
+		ki.mnts = m->next;
+		close(m->fd);
+		free(m);
+	}
+	if (ki.fan_fd >= 0)
+		close(ki.fan_fd);
+	if (ki.in_fd >= 0)
+		close(ki.in_fd);
+	ki.fan_fd = ki.in_fd = -1;
+	memset(ki.hash, 0, sizeof(ki.hash));
+	ki.watches = ki.objects = 0;
+}
+
+void kinode_counts(__u64 *watches, __u64 *objects, __u32 *backend)
+{
+	*watches = ki.watches;
+	*objects = ki.objects;
+	*backend = ki.fan_fd >= 0 ? KORIGINS_INODE_FANOTIFY : KORIGINS_INODE_INOTIFY;
+}
+
+const struct korigin_ops kinode_ops = {
+	.name = "inode",
+	.attach = kinode_attach,
+	.modify = kinode_modify,
+	.detach = kinode_detach,
+};

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/* KEVENT_POLL through the recorder: real pipes, files, pidfd_getfd. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+#include "origins.h"
+#include "recorder.h"
+
+#define WAIT_MS 5000
+
+static void setup(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	rec_setup(0);
+}
+
+TestSuite(poll, .init = setup, .fini = rec_teardown);
+
+static int add_poll(struct kitem *k, int fd, __u32 event, __u32 req_flags,
+		    struct korigin_result *res)
+{
+	struct ukevent uk = {
+		.id.raw = { (__u32)fd, 0 },
+		.type = KEVENT_POLL,
+		.event = event,
+		.req_flags = req_flags,
+	};
+	struct kcaller self = rec_self();
+
+	return rec_add(k, &uk, &self, res);
+}
+
+static void stats(struct korigins_stats *st)
+{
+	korigins_sync_closer();
+	korigins_stats(st);
+}
+
+Test(poll, ready_at_add_is_not_registered)
+{
+	struct korigin_result res;
+	struct korigins_stats st;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_expect_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT, 0, &res), 1);
+	cr_expect_eq(res.ret_data[0], KEVENT_POLL_POLLIN, "revents & event: %#x", res.ret_data[0]);
+	stats(&st);
+	cr_expect_eq(st.fd_watches, 0);
+	cr_expect_eq(st.closer_pending, 0, "the duplicate was closed");
+	close(p[0]);
+	close(p[1]);
+}
+
+Test(poll, becomes_ready_later_and_refires_only_on_new_activity)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, 0, &res), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1);
+	cr_expect_eq(k.last.ret_data[0], KEVENT_POLL_POLLIN);
+	cr_assert(rec_dequeue(&k, NULL));
+	/* A6: still readable, but no new activity: no re-fire. */
+	rec_idle(50);
+	cr_expect_eq(rec_fires(&k), 1, "re-fired without new activity");
+	cr_assert_eq(write(p[1], "y", 1), 1);
+	cr_expect_eq(rec_wait_fires(&k, 2, WAIT_MS), 2, "new activity must re-fire");
+	rec_remove(&k);
+	cr_expect_eq(k.violations, 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+Test(poll, oneshot_fires_once)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, KEVENT_REQ_ONESHOT, &res), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1);
+	rec_dequeue(&k, NULL);
+	cr_assert_eq(write(p[1], "y", 1), 1);
+	rec_idle(30);
+	cr_expect_eq(rec_fires(&k), 1);
+	rec_remove(&k);
+	cr_expect_eq(k.violations, 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* A7: the client's close() of the watched fd changes nothing. */
+Test(poll, kevent_holds_the_file)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, 0, &res), 0);
+	close(p[0]);
+	cr_expect_eq(write(p[1], "x", 1), 1, "no EPIPE: the kevent holds the read end");
+	cr_expect_eq(rec_wait_fires(&k, 1, WAIT_MS), 1);
+	rec_remove(&k);
+	korigins_sync_closer();
+	cr_expect_eq(write(p[1], "x", 1), -1, "after REMOVE the read end is gone");
+	cr_expect_eq(errno, EPIPE);
+	close(p[1]);
+}
+
+/* Peer close: POLLHUP is an ordinary bit (A8). */
+Test(poll, peer_close_reports_hup)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN | KEVENT_POLL_POLLHUP, 0, &res), 0);
+	close(p[1]);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1);
+	cr_expect_eq(k.last.ret_data[0], KEVENT_POLL_POLLHUP);
+	cr_expect_eq(k.last.ret_flags, 0);
+	rec_remove(&k);
+	close(p[0]);
+}
+
+Test(poll, bad_fd)
+{
+	struct korigin_result res;
+	struct kitem k;
+
+	cr_expect_eq(add_poll(&k, 987654, KEVENT_POLL_POLLIN, 0, &res), -EBADF);
+	cr_expect_eq(add_poll(&k, -1, KEVENT_POLL_POLLIN, 0, &res), -EBADF);
+}
+
+Test(poll, refused_epoll_fd)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int ep = epoll_create1(0);
+
+	cr_assert_geq(ep, 0);
+	cr_expect_eq(add_poll(&k, ep, KEVENT_POLL_POLLIN, 0, &res), -EINVAL);
+	close(ep);
+}
+
+Test(poll, file_without_poll_method)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int fd = open("/dev/null", O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	/* /dev/null answers poll() with the default mask but refuses epoll. */
+	cr_expect_eq(add_poll(&k, fd, KEVENT_POLL_POLLPRI, 0, &res), -EINVAL);
+	close(fd);
+}
+
+/* D14: a regular file is always ready; with no such bit asked, never. */
+Test(poll, regular_file)
+{
+	struct korigin_result res;
+	struct korigins_stats st;
+	struct kitem k;
+	char path[] = "/tmp/korigins-regXXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_expect_eq(add_poll(&k, fd, KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT |
+			      KEVENT_POLL_POLLPRI, 0, &res), 1);
+	cr_expect_eq(res.ret_data[0], KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT);
+	cr_expect_eq(add_poll(&k, fd, KEVENT_POLL_POLLPRI, 0, &res), 0);
+	stats(&st);
+	cr_expect_eq(st.fd_watches, 1);
+	rec_idle(20);
+	cr_expect_eq(rec_fires(&k), 0);
+	rec_remove(&k);
+	close(fd);
+}
+
+Test(poll, caller_identity)
+{
+	struct ukevent uk = { .type = KEVENT_POLL, .event = KEVENT_POLL_POLLIN };
+	struct kcaller who = { 0 };
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	uk.id.raw[0] = (__u32)p[0];
+	cr_expect_eq(rec_add(&k, &uk, &who, &res), -EPERM, "pid not visible (B2)");
+	who = rec_self();
+	who.tgid = 0;	/* only the thread id: mapped through /proc */
+	cr_expect_eq(rec_add(&k, &uk, &who, &res), 0);
+	rec_remove(&k);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* The fd lives in another process: the pidfd path for real. */
+Test(poll, fd_of_another_process)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int ctl[2], p[2], fd;
+	char c = 0;
+	pid_t child;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, ctl), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		close(ctl[0]);
+		if (pipe(p) < 0)
+			_exit(1);
+		/* Tell the parent the fd number; write when told to. */
+		if (write(ctl[1], &p[0], sizeof(p[0])) != sizeof(p[0]))
+			_exit(1);
+		if (read(ctl[1], &c, 1) != 1 || write(p[1], "x", 1) != 1)
+			_exit(1);
+		if (read(ctl[1], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ctl[1]);
+	cr_assert_eq(read(ctl[0], &fd, sizeof(fd)), sizeof(fd));
+	{
+		struct ukevent uk = {
+			.id.raw = { (__u32)fd, 0 },
+			.type = KEVENT_POLL,
+			.event = KEVENT_POLL_POLLIN,
+		};
+		struct kcaller who = { .tid = child, .tgid = child };
+
+		cr_assert_eq(rec_add(&k, &uk, &who, &res), 0);
+	}
+	cr_assert_eq(write(ctl[0], "g", 1), 1);
+	cr_expect_eq(rec_wait_fires(&k, 1, WAIT_MS), 1, "the child's pipe became readable");
+	cr_expect_eq(k.last.ret_data[0], KEVENT_POLL_POLLIN);
+	close(ctl[0]);
+	waitpid(child, NULL, 0);
+	rec_remove(&k);
+}
+
+struct writer_arg {
+	int *wfds;
+	int n;
+	volatile int stop;
+};
+
+static void *writer(void *arg)
+{
+	struct writer_arg *w = arg;
+	int i = 0;
+
+	while (!w->stop) {
+		if (write(w->wfds[i], "x", 1) < 0)
+			break;
+		i = (i + 1) % w->n;
+	}
+	return NULL;
+}
+
+/* REMOVE while the reactor fires: no fire after detach returns. */
+Test(poll, remove_races_firing)
+{
+	enum { N = 64, ROUNDS = 30 };
+	struct kitem k[N];
+	int r[N], wfd[N], p[2], i, round;
+	struct writer_arg wa = { .wfds = wfd, .n = N };
+	struct korigin_result res;
+	pthread_t th;
+	unsigned int fired = 0;
+
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(pipe2(p, O_NONBLOCK), 0);
+		r[i] = p[0];
+		wfd[i] = p[1];
+	}
+	cr_assert_eq(pthread_create(&th, NULL, writer, &wa), 0);
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < N; i++) {
+			char buf[4096];
+
+			while (read(r[i], buf, sizeof(buf)) > 0)
+				;
+			if (add_poll(&k[i], r[i], KEVENT_POLL_POLLIN, 0, &res) == 1)
+				k[i].registered = 0;
+		}
+		for (i = 0; i < N; i++) {
+			if (k[i].registered) {
+				rec_remove(&k[i]);
+				fired += k[i].fires;
+			}
+			cr_assert_eq(k[i].violations, 0, "fire after REMOVE");
+		}
+	}
+	wa.stop = 1;
+	pthread_join(th, NULL);
+	for (i = 0; i < N; i++) {
+		close(r[i]);
+		close(wfd[i]);
+	}
+	cr_log_info("fires during the race: %u", fired);
+}
+
+struct unshared {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	int done;
+	int do_unshare;
+};
+
+static void *table_thread(void *arg)
+{
+	struct unshared *u = arg;
+
+	if (u->do_unshare && unshare(CLONE_FILES) < 0)
+		u->do_unshare = -errno;
+	pthread_mutex_lock(&u->lock);
+	u->tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&u->cond);
+	while (!u->done)
+		pthread_cond_wait(&u->cond, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* B2: the fd number of a thread with its own file table names another file. */
+static int add_as_thread(int do_unshare, int fd)
+{
+	struct unshared u = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.do_unshare = do_unshare,
+	};
+	struct ukevent uk = { .id.raw = { (__u32)fd, 0 }, .type = KEVENT_POLL,
+			      .event = KEVENT_POLL_POLLIN };
+	struct korigin_result res;
+	struct kcaller who;
+	struct kitem k;
+	pthread_t th;
+	int ret;
+
+	cr_assert_eq(pthread_create(&th, NULL, table_thread, &u), 0);
+	pthread_mutex_lock(&u.lock);
+	while (!u.tid)
+		pthread_cond_wait(&u.cond, &u.lock);
+	pthread_mutex_unlock(&u.lock);
+	cr_assert_geq(u.do_unshare, 0, "unshare(CLONE_FILES): %s", strerror(-u.do_unshare));
+	who = (struct kcaller){ .tid = u.tid, .tgid = getpid() };
+	ret = rec_add(&k, &uk, &who, &res);
+	if (ret == 0)
+		rec_remove(&k);
+	pthread_mutex_lock(&u.lock);
+	u.done = 1;
+	pthread_cond_broadcast(&u.cond);
+	pthread_mutex_unlock(&u.lock);
+	pthread_join(th, NULL);
+	return ret;
+}
+
+Test(poll, thread_with_own_file_table_is_refused)
+{
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_expect_eq(add_as_thread(0, p[0]), 0, "a thread sharing the table is fine");
+	cr_expect_eq(add_as_thread(1, p[0]), -EPERM);
+	close(p[0]);
+	close(p[1]);
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KEVENT_TIMER (RULES A9): id.raw[0] = period in ms, first expiry one period
+ * after ADD, periodic while registered; the core stops a ONESHOT kevent by
+ * returning 1 from korigin_fire().  ret_data[0] = CLOCK_MONOTONIC ms at the
+ * expiry, truncated to 32 bits.  Expiries while the kevent is still ready
+ * are merged by the core (it keeps the last result).
+ *
+ * Scaling: one timerfd (CLOCK_MONOTONIC, absolute) armed for the earliest
+ * deadline of a binary min-heap of all timers.  ADD, REMOVE and an expiry
+ * cost O(log n); there is no fd per timer and no scan.
+ *
+ * ret_data[0] is the expiry on the timer's grid (ADD + n * period), not the
+ * moment the reactor got to it, so two reports are always a whole number of
+ * periods apart.  A timer that is late by more than a period (the reactor
+ * was busy) fires once, with the latest grid point reached, and moves on to
+ * the next one in the future: the missed periods merge, as they would while
+ * the kevent sits on the ready list.
+ *
+ * LOCKING: everything here runs under korigins_lock (internal.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+
+#include "internal.h"
+
+struct ktimer {
+	struct kitem *k;
+	__u64 expiry_ns;
+	__u64 period_ns;
+	size_t idx;		/* position in the heap, if armed */
+	int armed;
+};
+
+static struct {
+	int tfd;
+	struct ktimer **heap;
+	size_t nr, cap;
+	__u64 armed_ns;		/* deadline the timerfd is set to; 0: none */
+} kt = { .tfd = -1 };
+
+static int ktimer_before(const struct ktimer *a, const struct ktimer *b)
+{
+	return a->expiry_ns < b->expiry_ns;
+}
+
+static void ktimer_place(struct ktimer *t, size_t i)
+{
+	kt.heap[i] = t;
+	t->idx = i;
+}
+
+static void ktimer_sift_up(size_t i)
+{
+	struct ktimer *t = kt.heap[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!ktimer_before(t, kt.heap[parent]))
+			break;
+		ktimer_place(kt.heap[parent], i);
+		i = parent;
+	}
+	ktimer_place(t, i);
+}
+
+static void ktimer_sift_down(size_t i)
+{
+	struct ktimer *t = kt.heap[i];
+
+	for (;;) {
+		size_t child = 2 * i + 1;
+
+		if (child >= kt.nr)
+			break;
+		if (child + 1 < kt.nr && ktimer_before(kt.heap[child + 1], kt.heap[child]))
+			child++;
+		if (!ktimer_before(kt.heap[child], t))
+			break;
+		ktimer_place(kt.heap[child], i);
+		i = child;
+	}
+	ktimer_place(t, i);
+}
+
+static int ktimer_push(struct ktimer *t)
+{
+	if (kt.nr == kt.cap) {
+		size_t cap = kt.cap ? kt.cap * 2 : 64;
+		struct ktimer **heap = realloc(kt.heap, cap * sizeof(*heap));
+
+		if (!heap)
+			return -ENOMEM;
+		kt.heap = heap;
+		kt.cap = cap;
+	}
+	ktimer_place(t, kt.nr++);
+	ktimer_sift_up(t->idx);
+	t->armed = 1;
+	return 0;
+}
+
+static void ktimer_unlink(struct ktimer *t)
+{
+	size_t i = t->idx;
+	struct ktimer *last = kt.heap[--kt.nr];
+
+	t->armed = 0;
+	if (i == kt.nr)
+		return;
+	ktimer_place(last, i);
+	ktimer_sift_up(i);
+	ktimer_sift_down(last->idx);
+}
+
+/* Point the timerfd at the earliest deadline (or disarm it). */
+static void ktimer_rearm(void)
+{
+	struct itimerspec its = { 0 };
+	__u64 next = kt.nr ? kt.heap[0]->expiry_ns : 0;
+
+	if (next == kt.armed_ns)
+		return;
+	its.it_value.tv_sec = next / 1000000000u;
+	its.it_value.tv_nsec = next % 1000000000u;
+	if (timerfd_settime(kt.tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		kt.armed_ns = next;
+}
+
+static int ktimer_valid(const struct ukevent *uk)
+{
+	if (!uk->id.raw[0] || !(uk->event & KEVENT_TIMER_FIRED))
+		return -EINVAL;
+	return 0;
+}
+
+static int ktimer_attach(struct kitem *k, const struct kcaller *caller,
+			 struct korigin_result *res)
+{
+	const struct ukevent *uk = korigin_ukevent(k);
+	struct ktimer *t;
+	int err = ktimer_valid(uk);
+
+	if (err)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->k = k;
+	t->period_ns = (__u64)uk->id.raw[0] * 1000000u;
+	pthread_mutex_lock(&korigins_lock);
+	err = kreactor_running() ? 0 : -ENODEV;
+	if (!err) {
+		t->expiry_ns = kclock_ns() + t->period_ns;
+		korigin_set_data(k, t);
+		err = ktimer_push(t);
+	}
+	if (!err)
+		ktimer_rearm();
+	pthread_mutex_unlock(&korigins_lock);
+	if (err)
+		free(t);
+	return err;
+}
+
+/* MODIFY replaced event/req_flags: the period (the id) cannot change. */
+static int ktimer_modify(struct kitem *k, struct korigin_result *res)
+{
+	struct ktimer *t = korigin_data(k);
+	int err = ktimer_valid(korigin_ukevent(k));
+
+	pthread_mutex_lock(&korigins_lock);
+	if (err && t->armed) {
+		ktimer_unlink(t);
+	} else if (!err && !t->armed) {
+		t->expiry_ns = kclock_ns() + t->period_ns;
+		err = ktimer_push(t);
+	}
+	ktimer_rearm();
+	pthread_mutex_unlock(&korigins_lock);
+	return err;
+}
+
+static void ktimer_detach(struct kitem *k)
+{
+	struct ktimer *t = korigin_data(k);
+
+	pthread_mutex_lock(&korigins_lock);
+	if (t->armed) {
+		ktimer_unlink(t);
+		ktimer_rearm();
+	}
+	pthread_mutex_unlock(&korigins_lock);
+	free(t);
+}
+
+/*
+ * t's deadline was reached: move it to the latest point of its grid that is
+ * not after now (missed periods merge) and return that, the expiry time.
+ */
+static __u64 ktimer_expire(struct ktimer *t, __u64 now)
+{
+	t->expiry_ns += (now - t->expiry_ns) / t->period_ns * t->period_ns;
+	return t->expiry_ns;
+}
+
+void ktimer_handle(void)
+{
+	__u64 ticks, now;
+
+	if (read(kt.tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	kt.armed_ns = 0;	/* an absolute timerfd that expired is disarmed */
+	now = kclock_ns();
+	while (kt.nr && kt.heap[0]->expiry_ns <= now) {
+		struct ktimer *t = kt.heap[0];
+		__u64 at = ktimer_expire(t, now);
+		struct korigin_result res = {
+			.ret_data = { (__u32)(at / 1000000u), 0 },
+		};
+
+		if (korigin_fire(t->k, &res) == 1) {
+			ktimer_unlink(t);
+			continue;
+		}
+		t->expiry_ns = at + t->period_ns;
+		ktimer_sift_down(0);
+	}
+	ktimer_rearm();
+}
+
+int ktimer_init(void)
+{
+	kt.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (kt.tfd < 0)
+		return -errno;
+	kt.armed_ns = 0;
+	return kreactor_add(kt.tfd, EPOLLIN, KR_DATA(KR_TAG_TIMER, 0));
+}
+
+void ktimer_fini(void)
+{
+	if (kt.tfd >= 0)
+		close(kt.tfd);
+	kt.tfd = -1;
+	free(kt.heap);
+	kt.heap = NULL;
+	kt.nr = kt.cap = 0;
+}
+
+__u64 ktimer_count(void)
+{
+	return kt.nr;
+}
+
+const struct korigin_ops ktimer_ops = {
+	.name = "timer",
+	.attach = ktimer_attach,
+	.modify = ktimer_modify,
+	.detach = ktimer_detach,
+};
