@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kevent-cuse command line: getopt_long, strict numbers, no exit() here. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kc-opts.h"
+
+enum {
+	OPT_NAME = 256, OPT_MODE, OPT_SHM_DIR, OPT_WORKERS, OPT_SYSLOG,
+	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM,
+	OPT_CAP_FIRST,		/* one per KEVENT_LIMIT_* below */
+};
+
+struct kc_cap_opt {
+	const char *name;
+	unsigned int limit;
+	__u32 dflt;
+};
+
+/* Defaults sized for one busy user; the daemon raises RLIMIT_NOFILE. */
+static const struct kc_cap_opt kc_cap_opts[] = {
+	{ "max-queues",		KEVENT_LIMIT_QUEUES,		1024 },
+	{ "max-kevents",	KEVENT_LIMIT_KEVENTS,		262144 },
+	{ "max-fd-kevents",	KEVENT_LIMIT_FD_KEVENTS,	16384 },
+	{ "max-timers",		KEVENT_LIMIT_TIMERS,		16384 },
+	{ "max-marks",		KEVENT_LIMIT_MARKS,		8192 },
+	{ "max-running",	KEVENT_LIMIT_RUNNING,		0 },	/* from --workers */
+	{ "max-parked",		KEVENT_LIMIT_PARKED,		16384 },
+};
+#define KC_NCAPS (sizeof(kc_cap_opts) / sizeof(kc_cap_opts[0]))
+
+void kc_opts_init(struct kc_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->name = KC_DEFAULT_NAME;
+	o->mode = KC_DEFAULT_MODE;
+	o->shm_dir = KC_DEFAULT_SHM_DIR;
+	o->workers = KC_DEFAULT_WORKERS;
+	for (size_t i = 0; i < KC_NCAPS; i++)
+		o->caps[kc_cap_opts[i].limit] = kc_cap_opts[i].dflt;
+}
+
+void kc_opts_usage(FILE *out, const char *argv0)
+{
+	fprintf(out,
+		"Usage: %s [OPTION]...\n"
+		"Serve the 2006 kevent interface as the CUSE device /dev/NAME.\n"
+		"\n"
+		"  -f, --foreground        stay in the foreground\n"
+		"  -d, --debug             log daemon debug messages\n"
+		"      --fuse-debug        also dump libfuse's requests\n"
+		"  -t, --trace             decode every ioctl (arguments, ukevents, result)\n"
+		"  -n, --name=NAME         device name (default %s)\n"
+		"  -m, --mode=MODE         octal mode of /dev/NAME (default %04o)\n"
+		"      --shm-dir=DIR       directory of the ring objects (default %s)\n"
+		"  -w, --workers=N         libfuse worker threads (default %u)\n"
+		"      --syslog            log to syslog instead of stderr\n"
+		"      --no-process-vm     move arrays by ioctl retry only\n",
+		argv0, KC_DEFAULT_NAME, KC_DEFAULT_MODE, KC_DEFAULT_SHM_DIR,
+		KC_DEFAULT_WORKERS);
+	fprintf(out, "\nPer-uid caps (0: none):\n");
+	for (size_t i = 0; i < KC_NCAPS; i++)
+		fprintf(out, "      --%s=N\n", kc_cap_opts[i].name);
+	fprintf(out,
+		"      (--max-running defaults to half the workers and must stay below them)\n"
+		"\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n");
+}
+
+/* A whole-string unsigned number in base (0: C rules) up to max. */
+static int kc_parse_uint(const char *s, int base, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoul(s, &end, base);
+	if (errno || *end || *v > max)
+		return -EINVAL;
+	return 0;
+}
+
+/* DEVNAME goes into /dev: one path component of tame characters. */
+static int kc_check_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > KC_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+		return -EINVAL;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789._-") == n ? 0 : -EINVAL;
+}
+
+static int kc_check_shm_dir(const char *s)
+{
+	/* "<dir>/ring-<20 digits>" must fit kevent_ring_shm.path. */
+	size_t max = sizeof(((struct kevent_ring_shm *)0)->path) - 1 - 26;
+
+	return s[0] == '/' && strlen(s) <= max && !strstr(s, "/..") ? 0 : -EINVAL;
+}
+
+static int kc_opt_value(struct kc_opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'n':
+	case OPT_NAME:
+		o->name = arg;
+		return kc_check_name(arg);
+	case 'm':
+	case OPT_MODE:
+		if (kc_parse_uint(arg, 8, 0777, &v))
+			return -EINVAL;
+		o->mode = v;
+		return 0;
+	case 'w':
+	case OPT_WORKERS:
+		if (kc_parse_uint(arg, 10, 1024, &v) || v < 2)
+			return -EINVAL;
+		o->workers = v;
+		return 0;
+	case OPT_SHM_DIR:
+		o->shm_dir = arg;
+		return kc_check_shm_dir(arg);
+	}
+	if (c >= OPT_CAP_FIRST && c < OPT_CAP_FIRST + (int)KC_NCAPS) {
+		if (kc_parse_uint(arg, 10, UINT32_MAX, &v))
+			return -EINVAL;
+		o->caps[kc_cap_opts[c - OPT_CAP_FIRST].limit] = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int kc_opt_flag(struct kc_opts *o, int c)
+{
+	switch (c) {
+	case 'f': o->foreground = 1; return 0;
+	case 'd': o->debug = 1; return 0;
+	case 't': case OPT_TRACE: o->trace = 1; return 0;
+	case 'h': o->help = 1; return 0;
+	case 'V': o->version = 1; return 0;
+	case OPT_FUSE_DEBUG: o->fuse_debug = o->debug = 1; return 0;
+	case OPT_SYSLOG: o->use_syslog = 1; return 0;
+	case OPT_NO_PVM: o->no_process_vm = 1; return 0;
+	}
+	return -EINVAL;
+}
+
+/* The running cap keeps one uid from occupying every worker (B3). */
+static int kc_check_running_cap(struct kc_opts *o, int running_set, FILE *err)
+{
+	__u32 *cap = &o->caps[KEVENT_LIMIT_RUNNING];
+
+	if (!running_set)
+		*cap = o->workers / 2;
+	if (*cap == 0 || *cap >= o->workers) {
+		fprintf(err, "--max-running must be between 1 and --workers - 1 (%u)\n",
+			o->workers - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
+{
+	struct option lopts[16 + KC_NCAPS] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "fuse-debug", no_argument, NULL, OPT_FUSE_DEBUG },
+		{ "trace", no_argument, NULL, 't' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "shm-dir", required_argument, NULL, OPT_SHM_DIR },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "syslog", no_argument, NULL, OPT_SYSLOG },
+		{ "no-process-vm", no_argument, NULL, OPT_NO_PVM },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+	};
+	int first_cap = 12, running_set = 0, c;
+
+	for (size_t i = 0; i < KC_NCAPS; i++)
+		lopts[first_cap + i] = (struct option){ kc_cap_opts[i].name,
+			required_argument, NULL, OPT_CAP_FIRST + (int)i };
+	optind = 0;	/* reset getopt: tests parse many times */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fdtn:m:w:hV", lopts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			fprintf(err, "%s: %s option '%s'\n", argv[0],
+				c == '?' ? "unknown" : "missing argument to",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (c >= OPT_CAP_FIRST && c < OPT_CAP_FIRST + (int)KC_NCAPS &&
+		    kc_cap_opts[c - OPT_CAP_FIRST].limit == KEVENT_LIMIT_RUNNING)
+			running_set = 1;
+		if (optarg ? kc_opt_value(o, c, optarg) : kc_opt_flag(o, c)) {
+			fprintf(err, "%s: invalid value '%s' for option '%s'\n", argv[0],
+				optarg ? optarg : "", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(err, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		return -EINVAL;
+	}
+	if (o->help || o->version)
+		return 0;
+	return kc_check_running_cap(o, running_set, err);
+}

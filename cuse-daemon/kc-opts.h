@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* kevent-cuse command line. */
+#ifndef KC_OPTS_H
+#define KC_OPTS_H
+
+#include <stdio.h>
+#include <linux/kevent.h>
+
+#define KC_DEFAULT_NAME		"kevent"
+#define KC_DEFAULT_MODE		0666	/* like /dev/fuse */
+#define KC_DEFAULT_SHM_DIR	"/dev/shm/kevent-cuse"
+#define KC_DEFAULT_WORKERS	16
+#define KC_NAME_MAX		32
+
+struct kc_opts {
+	const char *name;		/* DEVNAME: /dev/<name> */
+	unsigned int mode;		/* chmod of the node after CUSE init */
+	const char *shm_dir;		/* root-owned 0711 directory on tmpfs */
+	unsigned int workers;		/* libfuse worker threads (max) */
+	__u32 caps[KEVENT_LIMIT_NR];	/* per-uid caps (B7), 0: none */
+	int foreground;
+	int debug;			/* daemon debug messages */
+	int fuse_debug;			/* libfuse's own request dump */
+	int trace;			/* decode every ioctl */
+	int use_syslog;
+	int no_process_vm;		/* force the retry path (tests, B4) */
+	int help;
+	int version;
+};
+
+/* Defaults for every field. */
+void kc_opts_init(struct kc_opts *o);
+/*
+ * Parse argv into o (after kc_opts_init).  Returns 0, or -EINVAL after
+ * printing one line naming the bad option to err.  Never exits.
+ */
+int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err);
+void kc_opts_usage(FILE *out, const char *argv0);
+
+#endif /* KC_OPTS_H */

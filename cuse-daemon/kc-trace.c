@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Decoding of ioctls and ukevents for --trace. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kc-log.h"
+#include "kc-trace.h"
+
+static const char *const kc_cmd_names[] = {
+	[KEVENT_IOC_NR_INFO] = "INFO",
+	[KEVENT_IOC_NR_CTL] = "CTL",
+	[KEVENT_IOC_NR_GET_EVENTS] = "GET_EVENTS",
+	[KEVENT_IOC_NR_RING_SHM] = "RING_SHM",
+	[KEVENT_IOC_NR_SET_ABI] = "SET_ABI",
+};
+
+static const char *const kc_type_names[KEVENT_MAX] = {
+	"SOCKET", "INODE", "TIMER", "POLL", "NAIO", "AIO",
+};
+
+static const char *const kc_ctl_names[] = { "ADD", "REMOVE", "MODIFY" };
+
+const char *kc_trace_cmd_name(unsigned int cmd)
+{
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC ||
+	    _IOC_NR(cmd) >= sizeof(kc_cmd_names) / sizeof(kc_cmd_names[0]))
+		return NULL;
+	return kc_cmd_names[_IOC_NR(cmd)];
+}
+
+static void kc_fmt_ctl(char *buf, size_t len, const struct kevent_ctl_arg *a)
+{
+	const char *c = a->cmd < 3 ? kc_ctl_names[a->cmd] : "?";
+
+	snprintf(buf, len, "CTL %s(%u) num=%u events=0x%llx", c, a->cmd, a->num,
+		 (unsigned long long)a->events);
+}
+
+static void kc_fmt_get(char *buf, size_t len, const struct kevent_get_events_arg *a)
+{
+	snprintf(buf, len,
+		 "GET_EVENTS min_nr=%u max_nr=%u timeout_ns=%llu events=0x%llx flags=0x%x ioc_flags=0x%x",
+		 a->min_nr, a->max_nr, (unsigned long long)a->timeout_ns,
+		 (unsigned long long)a->events, a->flags, a->ioc_flags);
+}
+
+char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr, size_t usize)
+{
+	const char *name = kc_trace_cmd_name(cmd);
+	union {
+		struct kevent_ctl_arg ctl;
+		struct kevent_get_events_arg get;
+		struct kevent_set_abi abi;
+	} a;
+
+	memset(&a, 0, sizeof(a));
+	if (hdr)
+		memcpy(&a, hdr, usize < sizeof(a) ? usize : sizeof(a));
+	if (!name) {
+		snprintf(buf, len, "cmd=0x%x (unknown) size=%zu", cmd, usize);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_CTL && usize >= sizeof(a.ctl)) {
+		kc_fmt_ctl(buf, len, &a.ctl);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_GET_EVENTS && usize >= sizeof(a.get)) {
+		kc_fmt_get(buf, len, &a.get);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_SET_ABI && usize >= sizeof(a.abi)) {
+		snprintf(buf, len, "SET_ABI revision=%u flags=0x%x", a.abi.revision, a.abi.flags);
+	} else {
+		snprintf(buf, len, "%s size=%zu", name, usize);
+	}
+	return buf;
+}
+
+char *kc_trace_fmt_ukevent(char *buf, size_t len, const struct ukevent *uk)
+{
+	const char *t = uk->type < KEVENT_MAX ? kc_type_names[uk->type] : "?";
+
+	snprintf(buf, len,
+		 "id=%u:%u type=%s(%u) event=0x%x req=0x%x ret=0x%x data=%u:%d user=0x%x:0x%x",
+		 uk->id.raw[0], uk->id.raw[1], t, uk->type, uk->event, uk->req_flags,
+		 uk->ret_flags, uk->ret_data[0], (int)uk->ret_data[1], uk->user[0], uk->user[1]);
+	return buf;
+}
+
+void kc_trace_ukevents(unsigned long long id, const char *dir, const void *p, size_t n)
+{
+	char line[256];
+	struct ukevent uk;
+
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&uk, (const unsigned char *)p + i * sizeof(uk), sizeof(uk));
+		kc_info("trace #%llu %s[%zu] %s", id, dir, i,
+			kc_trace_fmt_ukevent(line, sizeof(line), &uk));
+	}
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kevent-cuse command line parsing. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "kc-opts.h"
+
+static FILE *sink;
+
+static void setup(void)
+{
+	sink = fopen("/dev/null", "w");
+}
+
+static void teardown(void)
+{
+	fclose(sink);
+}
+
+#define PARSE(o, ...)							\
+	({								\
+		char *av[] = { "kevent-cuse", __VA_ARGS__, NULL };	\
+		kc_opts_init(o);					\
+		kc_opts_parse(o, sizeof(av) / sizeof(av[0]) - 1, av, sink); \
+	})
+
+TestSuite(opts, .init = setup, .fini = teardown);
+
+Test(opts, defaults)
+{
+	struct kc_opts o;
+	char *av[] = { "kevent-cuse", NULL };
+
+	kc_opts_init(&o);
+	cr_assert_eq(kc_opts_parse(&o, 1, av, sink), 0);
+	cr_assert_str_eq(o.name, "kevent");
+	cr_assert_eq(o.mode, 0666);
+	cr_assert_str_eq(o.shm_dir, "/dev/shm/kevent-cuse");
+	cr_assert_eq(o.workers, 16);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_RUNNING], 8);
+	cr_assert_geq(o.caps[KEVENT_LIMIT_PARKED], 10000);
+	cr_assert_eq(o.foreground | o.debug | o.trace | o.use_syslog | o.no_process_vm, 0);
+}
+
+Test(opts, harness_command_line)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--foreground", "--name", "kevent", "--mode", "0666"), 0);
+	cr_assert(o.foreground);
+	cr_assert_str_eq(o.name, "kevent");
+	cr_assert_eq(o.mode, 0666);
+}
+
+Test(opts, short_and_equals_forms)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "-f", "-d", "-t", "-n", "kv2", "-m", "600", "--workers=4"), 0);
+	cr_assert(o.foreground && o.debug && o.trace);
+	cr_assert_str_eq(o.name, "kv2");
+	cr_assert_eq(o.mode, 0600);
+	cr_assert_eq(o.workers, 4);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_RUNNING], 2);
+}
+
+Test(opts, limits)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--max-queues=5", "--max-parked", "20000", "--max-timers=0",
+			   "--max-running=3"), 0);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_QUEUES], 5);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_PARKED], 20000);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_TIMERS], 0);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_RUNNING], 3);
+}
+
+Test(opts, running_cap_must_stay_below_workers)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--workers=4", "--max-running=4"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--max-running=0"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--workers=4", "--max-running=3"), 0);
+}
+
+Test(opts, bad_values)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--mode=0999"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--mode=1777"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--mode="), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--workers=1"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--workers=-3"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--workers=12x"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--max-queues=99999999999"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name=../evil"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name=a/b"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name=.."), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name="), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name=abcdefghijklmnopqrstuvwxyz0123456"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--shm-dir=relative"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--shm-dir=/dev/shm/../etc"), -EINVAL);
+}
+
+Test(opts, unknown_and_missing)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--bogus"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "-x"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--name"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "stray"), -EINVAL);
+}
+
+Test(opts, help_and_version)
+{
+	struct kc_opts o;
+	char buf[4096] = "";
+	FILE *f;
+
+	cr_assert_eq(PARSE(&o, "--help"), 0);
+	cr_assert(o.help);
+	cr_assert_eq(PARSE(&o, "-V"), 0);
+	cr_assert(o.version);
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	kc_opts_usage(f, "kevent-cuse");
+	fclose(f);
+	cr_assert(strstr(buf, "--foreground"));
+	cr_assert(strstr(buf, "--max-parked"));
+	cr_assert(strstr(buf, "--trace"));
+}
+
+Test(opts, fuse_debug_implies_debug)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--fuse-debug"), 0);
+	cr_assert(o.fuse_debug && o.debug);
+}
