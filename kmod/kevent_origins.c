@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent.ko origins: KEVENT_TIMER on hrtimers, KEVENT_POLL and KEVENT_SOCKET
+ * through the watched file's ->poll() with our own wait-queue entries.
+ *
+ * LOCKING
+ *  - attach/modify/detach run with the queue's ctl_mutex held, in process
+ *    context (they may sleep: hrtimer_cancel, cancel_work_sync).
+ *  - The hrtimer callback runs in hard-irq context; it only calls
+ *    kevent_fire(), which takes the queue's ready_lock with irqsave.
+ *  - kevent_poll_wake() runs under the watched wait-queue head's lock, maybe
+ *    in irq context, so it never calls ->poll() itself (that could take the
+ *    same lock again): it queues k->poll.work, which re-polls from a kworker.
+ *    Lock order: wait-queue head lock -> (nothing of ours).
+ *  - POLLFREE: the head is going away (signalfd at exit).  The waker unhooks
+ *    our entry while it holds the head's lock and publishes pwq->whead = NULL
+ *    with release order as its last access; detach reads it with acquire
+ *    under rcu_read_lock(), since the owner RCU-delays freeing the head.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/slab.h>
+#include <linux/net.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <net/sock.h>
+#include <uapi/linux/magic.h>
+
+#include "kevent_priv.h"
+
+struct kevent_pwq {
+	wait_queue_entry_t wait;
+	wait_queue_head_t *whead;	/* NULL once POLLFREE unhooked us */
+	struct kevent *k;
+	struct list_head link;		/* k->poll.pwqs */
+};
+
+struct kevent_ptable {
+	poll_table pt;
+	struct kevent *k;
+	int err;
+};
+
+static struct kmem_cache *kevent_pwq_cache;
+
+/* ---- timer (A9) ---------------------------------------------------- */
+
+static enum hrtimer_restart kevent_timer_expired(struct hrtimer *t)
+{
+	struct kevent *k = container_of(t, struct kevent, timer.hrt);
+	/* A9: CLOCK_MONOTONIC ms at the expiry, truncated to 32 bits. */
+	u32 now_ms = (u32)ktime_to_ms(ktime_get());
+
+	if (kevent_fire(k, 0, now_ms, 0))
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, k->timer.period);
+	return HRTIMER_RESTART;
+}
+
+static int kevent_timer_attach(struct kevent *k)
+{
+	u32 ms = k->uk.id.raw[0];
+
+	if (!ms || !(k->uk.event & KEVENT_TIMER_FIRED))
+		return -EINVAL;
+	k->timer.period = ms_to_ktime(ms);
+	hrtimer_init(&k->timer.hrt, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	k->timer.hrt.function = kevent_timer_expired;
+	hrtimer_start(&k->timer.hrt, k->timer.period, HRTIMER_MODE_REL);
+	return 0;
+}
+
+static int kevent_timer_modify(struct kevent *k)
+{
+	if (!(k->uk.event & KEVENT_TIMER_FIRED)) {
+		/* Refused (A9): the timer stops until a valid MODIFY. */
+		hrtimer_cancel(&k->timer.hrt);
+		return -EINVAL;
+	}
+	/*
+	 * A running timer keeps its phase.  One that stopped (ONESHOT fired,
+	 * or refused before) starts a fresh period, as a new ADD would.
+	 */
+	if (!hrtimer_active(&k->timer.hrt))
+		hrtimer_start(&k->timer.hrt, k->timer.period, HRTIMER_MODE_REL);
+	return 0;
+}
+
+static void kevent_timer_detach(struct kevent *k)
+{
+	hrtimer_cancel(&k->timer.hrt);
+}
+
+static const struct kevent_origin kevent_timer_origin = {
+	.name = "timer",
+	.attach = kevent_timer_attach,
+	.modify = kevent_timer_modify,
+	.detach = kevent_timer_detach,
+};
+
+/* ---- poll and socket (A6, A8, D13, D14, B3) ------------------------ */
+
+/*
+ * B3: only files whose ->poll() cannot wait on a server the client
+ * controls.  Decided from the file's identity, never by calling into it.
+ */
+bool kevent_file_refused(struct file *f)
+{
+	struct inode *inode = file_inode(f);
+	const struct file_operations *fop = f->f_op;
+
+	if (fop == &kevent_fops)
+		return true;
+	if (inode->i_sb && inode->i_sb->s_magic == FUSE_SUPER_MAGIC)
+		return true;
+	/*
+	 * CUSE devices (and /dev/cuse) get their fops from cuse.ko.  /dev/fuse
+	 * itself is the server end: its poll never waits, the daemon takes it
+	 * too, and FUSE-backed files are caught by their superblock above.
+	 */
+	if (fop && fop->owner && !strcmp(module_name(fop->owner), "cuse"))
+		return true;
+	/* epoll's fops are not exported; its anon inode file is named so. */
+	if (!strcmp(f->f_path.dentry->d_name.name, "[eventpoll]"))
+		return true;
+	return false;
+}
+
+/* Kernel poll bits that make k interesting, from its event mask. */
+static __poll_t kevent_poll_want(const struct kevent *k)
+{
+	u32 ev = k->uk.event;
+	__poll_t want = 0;
+
+	if (!k->poll.socket)
+		return (__force __poll_t)ev;
+	if (ev & (KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT))
+		want |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP;
+	if (ev & KEVENT_SOCKET_SEND)
+		want |= EPOLLOUT | EPOLLWRNORM;
+	return want | EPOLLERR;
+}
+
+/*
+ * Map a poll mask to what k reports: *data0 = the bits that fired within
+ * uk.event; returns KEVENT_RET_BROKEN for a socket error (A8), else 0.
+ */
+static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
+			     u32 *data1)
+{
+	u32 ev = READ_ONCE(k->poll.event);
+	u32 bits = 0;
+
+	*data1 = 0;
+	if (!k->poll.socket) {
+		*data0 = (__force u32)mask & ev;
+		return 0;
+	}
+	if (mask & EPOLLERR) {
+		*data0 = 0;
+		return KEVENT_RET_BROKEN;
+	}
+	if (mask & (EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP)) {
+		struct socket *sock = sock_from_file(k->poll.file);
+
+		if (sock && sock->sk &&
+		    READ_ONCE(sock->sk->sk_state) == TCP_LISTEN) {
+			bits |= KEVENT_SOCKET_ACCEPT;
+			/* As the daemon: the accept queue length, TCP only. */
+			if (sock->sk->sk_protocol == IPPROTO_TCP &&
+			    (ev & KEVENT_SOCKET_ACCEPT))
+				*data1 = READ_ONCE(sock->sk->sk_ack_backlog);
+		} else {
+			bits |= KEVENT_SOCKET_RECV;
+		}
+	}
+	if (mask & (EPOLLOUT | EPOLLWRNORM))
+		bits |= KEVENT_SOCKET_SEND;
+	*data0 = bits & ev;
+	return 0;
+}
+
+static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
+			    int sync, void *key)
+{
+	struct kevent_pwq *pwq = container_of(wait, struct kevent_pwq, wait);
+	struct kevent *k = pwq->k;
+	__poll_t bits = key_to_poll(key);
+
+	if (bits & POLLFREE) {
+		WRITE_ONCE(k->poll.freed, true);
+		queue_work(kevent_wq, &k->poll.work);
+		list_del_init(&wait->entry);
+		/* Last touch of pwq: detach may free it right after this. */
+		smp_store_release(&pwq->whead, NULL);
+		return 0;
+	}
+	/* A keyed wakeup for bits nobody asked for is no activity for k. */
+	if (bits && !(bits & READ_ONCE(k->poll.want)))
+		return 0;
+	queue_work(kevent_wq, &k->poll.work);
+	return 0;
+}
+
+static void kevent_poll_work(struct work_struct *work)
+{
+	struct kevent *k = container_of(work, struct kevent, poll.work);
+	__poll_t mask;
+	u32 data0, data1, broken;
+
+	if (READ_ONCE(k->poll.stopped))
+		return;
+	if (READ_ONCE(k->poll.freed)) {
+		/* The source's wait queue is gone: it can never report again. */
+		pr_debug("POLLFREE on %pD: kevent BROKEN\n", k->poll.file);
+		WRITE_ONCE(k->poll.stopped, true);
+		kevent_fire(k, KEVENT_RET_BROKEN, 0, (u32)-EPIPE);
+		return;
+	}
+	mask = vfs_poll(k->poll.file, NULL);
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (!broken && !data0)
+		return;
+	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
+		WRITE_ONCE(k->poll.stopped, true);
+}
+
+static void kevent_ptable_proc(struct file *f, wait_queue_head_t *whead,
+			       poll_table *pt)
+{
+	struct kevent_ptable *kpt = container_of(pt, struct kevent_ptable, pt);
+	struct kevent *k = kpt->k;
+	struct kevent_pwq *pwq;
+
+	pwq = kmem_cache_alloc(kevent_pwq_cache, GFP_KERNEL);
+	if (!pwq) {
+		kpt->err = -ENOMEM;
+		return;
+	}
+	atomic_inc(&kevent_stats.pwqs);
+	init_waitqueue_func_entry(&pwq->wait, kevent_poll_wake);
+	pwq->whead = whead;
+	pwq->k = k;
+	list_add_tail(&pwq->link, &k->poll.pwqs);
+	add_wait_queue(whead, &pwq->wait);
+}
+
+static void kevent_poll_unhook(struct kevent *k)
+{
+	struct kevent_pwq *pwq, *tmp;
+	wait_queue_head_t *whead;
+
+	list_for_each_entry_safe(pwq, tmp, &k->poll.pwqs, link) {
+		rcu_read_lock();
+		whead = smp_load_acquire(&pwq->whead);
+		if (whead)
+			remove_wait_queue(whead, &pwq->wait);
+		rcu_read_unlock();
+		list_del(&pwq->link);
+		kmem_cache_free(kevent_pwq_cache, pwq);
+		atomic_dec(&kevent_stats.pwqs);
+	}
+	/* No entry is hooked any more, so nothing can queue the work again. */
+	cancel_work_sync(&k->poll.work);
+}
+
+static void kevent_poll_put_file(struct kevent *k)
+{
+	kevent_poll_unhook(k);
+	fput(k->poll.file);
+	k->poll.file = NULL;
+}
+
+/* D14: a file without ->poll() is always readable and writable. */
+#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+
+static int kevent_fd_attach(struct kevent *k, bool socket)
+{
+	struct kevent_ptable kpt;
+	struct file *f;
+	__poll_t mask;
+	u32 data0, data1, broken;
+
+	f = fget(k->uk.id.raw[0]);
+	if (!f)
+		return -EBADF;
+	if (kevent_file_refused(f)) {
+		pr_debug("fd %u refused (B3): %pD\n", k->uk.id.raw[0], f);
+		fput(f);
+		return -EINVAL;
+	}
+	if (socket && !sock_from_file(f)) {
+		fput(f);
+		return -ENOTSOCK;
+	}
+	k->poll.file = f;
+	k->poll.socket = socket;
+	k->poll.stopped = false;
+	k->poll.freed = false;
+	k->poll.event = k->uk.event;
+	k->poll.want = kevent_poll_want(k);
+	INIT_LIST_HEAD(&k->poll.pwqs);
+	INIT_WORK(&k->poll.work, kevent_poll_work);
+
+	if (!file_can_poll(f)) {
+		if (!S_ISREG(file_inode(f)->i_mode)) {
+			/* No poll method and not a regular file (epoll: EPERM). */
+			fput(f);
+			return -EINVAL;
+		}
+		/* A regular file: constant readiness, answer now or never (D14). */
+		data0 = (__force u32)KEVENT_POLL_CONST & k->uk.event;
+		if (!data0)
+			return 0;	/* registered; fires never */
+		k->uk.ret_data[0] = data0;
+		fput(f);
+		return 1;
+	}
+
+	kpt.k = k;
+	kpt.err = 0;
+	init_poll_funcptr(&kpt.pt, kevent_ptable_proc);
+	mask = vfs_poll(f, &kpt.pt);
+	if (kpt.err) {
+		kevent_poll_put_file(k);
+		return kpt.err;
+	}
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (broken) {
+		/* Already in error: answered at ADD, as take13 did. */
+		kevent_poll_put_file(k);
+		return -ECONNRESET;
+	}
+	if (data0) {
+		/* Ready at ADD: answered now, not kept (take13). */
+		kevent_poll_put_file(k);
+		k->uk.ret_data[0] = data0;
+		k->uk.ret_data[1] = data1;
+		return 1;
+	}
+	return 0;
+}
+
+static int kevent_poll_attach(struct kevent *k)
+{
+	return kevent_fd_attach(k, false);
+}
+
+static int kevent_socket_attach(struct kevent *k)
+{
+	return kevent_fd_attach(k, true);
+}
+
+static int kevent_fd_modify(struct kevent *k)
+{
+	__poll_t mask;
+	u32 data0, data1, broken;
+
+	WRITE_ONCE(k->poll.event, k->uk.event);
+	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
+	if (READ_ONCE(k->poll.freed))
+		return -EPIPE;
+	/* The new mask may match right now: re-evaluate at once (take13). */
+	if (file_can_poll(k->poll.file))
+		mask = vfs_poll(k->poll.file, NULL);
+	else
+		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (broken)
+		return -ECONNRESET;
+	WRITE_ONCE(k->poll.stopped, false);
+	if (data0 && kevent_fire(k, 0, data0, data1))
+		WRITE_ONCE(k->poll.stopped, true);
+	return 0;
+}
+
+static void kevent_fd_detach(struct kevent *k)
+{
+	WRITE_ONCE(k->poll.stopped, true);
+	kevent_poll_put_file(k);
+}
+
+static const struct kevent_origin kevent_poll_origin = {
+	.name = "poll",
+	.attach = kevent_poll_attach,
+	.modify = kevent_fd_modify,
+	.detach = kevent_fd_detach,
+};
+
+static const struct kevent_origin kevent_socket_origin = {
+	.name = "socket",
+	.attach = kevent_socket_attach,
+	.modify = kevent_fd_modify,
+	.detach = kevent_fd_detach,
+};
+
+const struct kevent_origin *kevent_origin_get(u32 type)
+{
+	switch (type) {
+	case KEVENT_TIMER:
+		return &kevent_timer_origin;
+	case KEVENT_POLL:
+		return &kevent_poll_origin;
+	case KEVENT_SOCKET:
+		return &kevent_socket_origin;
+	case KEVENT_INODE:
+		return &kevent_inode_origin;
+	default:
+		/* NAIO and AIO are reserved (A3). */
+		return NULL;
+	}
+}
+
+int kevent_origins_init(void)
+{
+	int ret;
+
+	kevent_pwq_cache = kmem_cache_create("kevent_pwq",
+					     sizeof(struct kevent_pwq), 0,
+					     SLAB_HWCACHE_ALIGN, NULL);
+	if (!kevent_pwq_cache)
+		return -ENOMEM;
+	ret = kevent_inode_init();
+	if (ret)
+		kmem_cache_destroy(kevent_pwq_cache);
+	return ret;
+}
+
+void kevent_origins_exit(void)
+{
+	kevent_inode_exit();
+	kmem_cache_destroy(kevent_pwq_cache);
+}

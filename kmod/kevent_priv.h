@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kevent.ko internals shared by the queue (kevent_main.c) and the origins
+ * (kevent_origins.c).  See kevent_main.c for the LOCKING rules.
+ */
+#ifndef KEVENT_KMOD_PRIV_H
+#define KEVENT_KMOD_PRIV_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/hrtimer.h>
+#include <linux/workqueue.h>
+#include <linux/wait.h>
+#include <linux/poll.h>
+#include <linux/atomic.h>
+#include <linux/kevent.h>
+
+#define KEVENT_HASH_BITS	8	/* take13: 256 buckets on id.raw[0] */
+
+/* kevent.flags, under queue->ready_lock */
+#define KEV_READY	0x1	/* on queue->ready */
+#define KEV_ZOMBIE	0x2	/* ONESHOT delivered: invisible, waits for reaping */
+#define KEV_DEAD	0x4	/* being removed: origin reports are dropped */
+
+struct kevent_queue;
+struct kevent;
+
+struct kevent_origin {
+	const char *name;
+	/*
+	 * ADD: 0 registered and waiting; 1 ready now (k->uk.ret_data filled,
+	 * the kevent is not kept and detach() is not called); <0 -errno.
+	 */
+	int (*attach)(struct kevent *k);
+	/*
+	 * MODIFY (event and req_flags replaced): 0 or -errno (the entry is
+	 * BROKEN, the kevent stays).  Found ready, the origin fires it itself.
+	 */
+	int (*modify)(struct kevent *k);
+	/* Stop watching; no report for k runs or starts once it returns. */
+	void (*detach)(struct kevent *k);
+};
+
+struct kevent_pwq;
+
+struct kevent {
+	struct list_head hnode;		/* queue->table bucket, ctl_mutex */
+	struct list_head rnode;		/* queue->ready or ->zombies, ready_lock */
+	struct kevent_queue *q;
+	const struct kevent_origin *origin;
+	struct ukevent uk;		/* ret_* under ready_lock once registered */
+	unsigned int flags;		/* KEV_*, ready_lock */
+	union {
+		struct {
+			struct hrtimer hrt;
+			ktime_t period;
+		} timer;
+		struct {
+			struct file *file;	/* held: A7 */
+			struct list_head pwqs;	/* attach/detach only, ctl_mutex */
+			struct work_struct work;	/* re-check off the waker */
+			__poll_t want;		/* kernel poll bits that matter */
+			u32 event;		/* copy of uk.event for the work */
+			bool socket;
+			bool stopped;		/* ONESHOT fired or BROKEN */
+			bool freed;		/* POLLFREE seen */
+		} poll;
+		void *priv;			/* inode: its struct kevent_imark */
+	};
+};
+
+/* Module-wide counters, exported in debugfs; all must read 0 before rmmod. */
+struct kevent_stats {
+	atomic_t queues;
+	atomic_t kevents;
+	atomic_t pwqs;
+	atomic_t pages;
+	atomic_t buffers;
+	atomic_t waiters;
+	atomic_t imarks;
+};
+extern struct kevent_stats kevent_stats;
+
+extern struct workqueue_struct *kevent_wq;
+extern const struct file_operations kevent_fops;
+
+/*
+ * Origin -> queue: k had matching activity (or failed, ret_flags has
+ * KEVENT_RET_BROKEN).  Any context, no origin lock needed.  Returns true when
+ * the origin must stop reporting k (ONESHOT or BROKEN).
+ */
+bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1);
+
+const struct kevent_origin *kevent_origin_get(u32 type);
+/* RULES B3: fd kinds whose poll could wait on a client-run server. */
+bool kevent_file_refused(struct file *f);
+
+extern const struct kevent_origin kevent_inode_origin;
+int kevent_inode_init(void);
+void kevent_inode_exit(void);
+int kevent_origins_init(void);
+void kevent_origins_exit(void);
+
+#endif /* KEVENT_KMOD_PRIV_H */

@@ -1,0 +1,1101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmod-smoke: a small, self-contained smoke test of /dev/kevent for the
+ * kernel module (KEVENT_DEVICE overrides the path).  It talks raw ioctls so
+ * it depends on nothing but the uapi header; the client suite in
+ * client-tests/ is the real conformance test.  Tests specific to the module
+ * (real mmap, signalfd POLLFREE) skip on other backends with a reason.
+ *
+ * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
+ * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
+ * "kmod-smoke bench" prints the per-ioctl cost and the GET_EVENTS batch-64
+ * drain rate instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <linux/kevent.h>
+
+static const char *dev;
+static int npass, nfail, nskip;
+static char why[256];
+static struct kevent_info info0;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			snprintf(why, sizeof(why), __VA_ARGS__);	\
+			return -1;					\
+		}							\
+	} while (0)
+
+#define SKIP(...)							\
+	do {								\
+		snprintf(why, sizeof(why), __VA_ARGS__);		\
+		return 1;						\
+	} while (0)
+
+static int kopen(void)
+{
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "open %s: %s\n", dev, strerror(errno));
+		exit(2);
+	}
+	return fd;
+}
+
+static int ctl(int fd, unsigned int cmd, unsigned int num, struct ukevent *uk)
+{
+	struct kevent_ctl_arg a = { .cmd = cmd, .num = num,
+				    .events = (uintptr_t)uk };
+	int ret = ioctl(fd, KEVENT_IOC_CTL, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int getev(int fd, unsigned int min, unsigned int max, uint64_t ns,
+		 struct ukevent *buf, unsigned int ioc_flags)
+{
+	struct kevent_get_events_arg a = { .min_nr = min, .max_nr = max,
+					   .timeout_ns = ns,
+					   .events = (uintptr_t)buf,
+					   .ioc_flags = ioc_flags };
+	int ret = ioctl(fd, KEVENT_IOC_GET_EVENTS, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int kinfo(int fd, struct kevent_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return ioctl(fd, KEVENT_IOC_INFO, info) < 0 ? -errno : 0;
+}
+
+static struct ukevent mk(unsigned int type, uint32_t id0, uint32_t event,
+			 uint32_t req, uint32_t cookie)
+{
+	struct ukevent uk;
+
+	memset(&uk, 0, sizeof(uk));
+	uk.id.raw[0] = id0;
+	uk.type = type;
+	uk.event = event;
+	uk.req_flags = req;
+	uk.user[0] = cookie;
+	uk.user[1] = ~cookie;
+	return uk;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int t_info(void)
+{
+	struct kevent_info i;
+	int fd = kopen();
+
+	CHECK(kinfo(fd, &i) == 0, "INFO: %s", strerror(errno));
+	close(fd);
+	CHECK(i.size == KEVENT_INFO_SIZE_VER0, "size %u", i.size);
+	CHECK(i.abi_revision == KEVENT_ABI_REVISION, "revision %u", i.abi_revision);
+	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes");
+	CHECK(i.ring_page_size == KEVENT_RING_PAGE_SIZE &&
+	      i.ring_slots_per_page == KEVENTS_ON_PAGE &&
+	      i.ring_pages == KEVENT_RING_PAGES &&
+	      i.ring_slots == KEVENT_MAX_EVENTS, "ring geometry");
+	CHECK(i.max_kevents == 4095, "max_kevents %u", i.max_kevents);
+	CHECK(i.supported_types & (1u << KEVENT_TIMER), "no timer type");
+	CHECK(i.supported_types & (1u << KEVENT_POLL), "no poll type");
+	if (i.backend == KEVENT_BACKEND_MODULE)
+		CHECK((i.features & (KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS)) ==
+		      (KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS) &&
+		      !(i.features & KEVENT_FEAT_RING_SHM), "features %#x", i.features);
+	return 0;
+}
+
+static int t_dispatch(void)
+{
+	int fd = kopen();
+	char big[KEVENT_IOC_ARG_MAX + 8];
+	struct kevent_ring_shm shm;
+	char c = 0;
+
+	memset(big, 0, sizeof(big));
+	errno = 0;
+	if (info0.backend == KEVENT_BACKEND_MODULE)
+		CHECK(ioctl(fd, KEVENT_IOC_RING_SHM, &shm) < 0 && errno == ENOTTY,
+		      "RING_SHM: %s", strerror(errno));
+	CHECK(ioctl(fd, _IOW(KEVENT_IOC_MAGIC, 0x3f, struct kevent_ctl_arg), big) < 0 &&
+	      errno == ENOTTY, "unknown nr: %s", strerror(errno));
+	CHECK(ioctl(fd, _IOW('x', KEVENT_IOC_NR_CTL, struct kevent_ctl_arg), big) < 0 &&
+	      errno == ENOTTY, "other magic: %s", strerror(errno));
+	/* D24 sizes */
+	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 8), big) < 0 &&
+	      errno == EINVAL, "short CTL: %s", strerror(errno));
+	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 24), big) == 0,
+	      "zero tail CTL (num 0): %s", strerror(errno));
+	big[20] = 1;
+	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 24), big) < 0 &&
+	      errno == E2BIG, "dirty tail CTL: %s", strerror(errno));
+	big[20] = 0;
+	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL,
+			     KEVENT_IOC_ARG_MAX + 8), big) < 0 && errno == E2BIG,
+	      "huge CTL: %s", strerror(errno));
+	CHECK(ioctl(fd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, 200), big) == 0 &&
+	      ((struct kevent_info *)big)->size == KEVENT_INFO_SIZE_VER0,
+	      "bigger INFO: %s", strerror(errno));
+	/* D15 */
+	CHECK(read(fd, &c, 1) < 0 && errno == EINVAL, "read: %s", strerror(errno));
+	CHECK(write(fd, &c, 1) < 0 && errno == EINVAL, "write: %s", strerror(errno));
+	/* D11: not a kevent fd */
+	{
+		struct kevent_ctl_arg a = { 0 };
+		int p[2];
+
+		CHECK(pipe(p) == 0, "pipe");
+		CHECK(ioctl(p[0], KEVENT_IOC_CTL, &a) < 0 && errno == ENOTTY,
+		      "CTL on a pipe: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+	}
+	close(fd);
+	return 0;
+}
+
+static int t_ctl_header(void)
+{
+	int fd = kopen();
+	struct ukevent uk = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+
+	CHECK(ctl(fd, 7, 1, &uk) == -EINVAL, "bad cmd");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 4097, &uk) == -EINVAL, "num 4097");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 4096, &uk) == -EINVAL, "num 4096 ADD");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 0, NULL) == 0, "num 0");
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == -EINVAL, "REMOVE > kevent_num");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, (void *)8) == -EFAULT, "ADD bad array");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD timer");
+	CHECK(ctl(fd, KEVENT_CTL_MODIFY, 2, &uk) == -EINVAL, "MODIFY > kevent_num");
+	close(fd);
+	return 0;
+}
+
+static int t_per_entry(void)
+{
+	int fd = kopen();
+	struct ukevent uk[5];
+	int ret;
+
+	uk[0] = mk(KEVENT_TIMER, 0, KEVENT_TIMER_FIRED, 0, 1);	/* period 0 */
+	uk[1] = mk(KEVENT_TIMER, 50, 0, 0, 2);			/* no FIRED */
+	uk[2] = mk(KEVENT_NAIO, 1, 1, 0, 3);
+	uk[3] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 4);	/* ok */
+	uk[4] = mk(KEVENT_POLL, 9999, POLLIN, 0, 5);		/* bad fd */
+	ret = ctl(fd, KEVENT_CTL_ADD, 5, uk);
+	CHECK(ret == 4, "ADD returned %d, want 4", ret);
+	CHECK(uk[0].user[0] == 1 && (int)uk[0].ret_data[1] == -EINVAL &&
+	      uk[0].ret_flags == (KEVENT_RET_BROKEN | KEVENT_RET_DONE), "period 0");
+	CHECK(uk[1].user[0] == 2 && (int)uk[1].ret_data[1] == -EINVAL, "no FIRED");
+	CHECK(uk[2].user[0] == 3 && (int)uk[2].ret_data[1] == -EINVAL, "NAIO");
+	CHECK(uk[3].user[0] == 5 && (int)uk[3].ret_data[1] == -EBADF,
+	      "bad fd compacted: cookie %u err %d", uk[3].user[0], (int)uk[3].ret_data[1]);
+	close(fd);
+	return 0;
+}
+
+static int t_timer(void)
+{
+	int fd = kopen();
+	struct ukevent uk = mk(KEVENT_TIMER, 20, KEVENT_TIMER_FIRED, 0, 42);
+	struct ukevent out[4];
+	uint64_t t0 = now_ns(), dt;
+	uint32_t ms1;
+	int ret;
+
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	ret = getev(fd, 1, 4, 2000000000ull, out, 0);
+	dt = now_ns() - t0;
+	CHECK(ret == 1, "GET_EVENTS %d", ret);
+	CHECK(dt >= 19000000 && dt < 1000000000, "first expiry after %llu ns",
+	      (unsigned long long)dt);
+	CHECK(out[0].user[0] == 42 && out[0].id.raw[0] == 20 &&
+	      out[0].ret_flags == KEVENT_RET_DONE, "record");
+	ms1 = out[0].ret_data[0];
+	CHECK((uint32_t)(now_ns() / 1000000) - ms1 < 1000, "ret_data[0] %u not monotonic ms", ms1);
+	ret = getev(fd, 1, 4, 2000000000ull, out, 0);
+	CHECK(ret == 1, "second GET_EVENTS %d", ret);
+	CHECK((uint32_t)(out[0].ret_data[0] - ms1) >= 15, "period: %u ms",
+	      out[0].ret_data[0] - ms1);
+	close(fd);
+	return 0;
+}
+
+static int t_oneshot(void)
+{
+	int fd = kopen();
+	struct ukevent uk = mk(KEVENT_TIMER, 5, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 7);
+	struct ukevent out[2];
+	struct kevent_info i;
+	int ret;
+
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 1, "queue_kevents %u", i.queue_kevents);
+	ret = getev(fd, 1, 2, 2000000000ull, out, 0);
+	CHECK(ret == 1, "GET_EVENTS %d", ret);
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 0, "freed after read: %u",
+	      i.queue_kevents);
+	ret = getev(fd, 1, 2, 50000000ull, out, 0);
+	CHECK(ret == 0, "re-fired: %d", ret);
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == -EINVAL, "REMOVE after free");
+	close(fd);
+	return 0;
+}
+
+static int t_ring(void)
+{
+	int fd = kopen();
+	struct ukevent uk[2] = {
+		mk(KEVENT_TIMER, 3, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 1),
+		mk(KEVENT_TIMER, 6, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 2),
+	};
+	struct ukevent out[2];
+	const struct mukevent *m;
+	volatile uint32_t *idx;
+	void *ring;
+	int ret;
+
+	if (!(info0.features & KEVENT_FEAT_RING_MMAP))
+		SKIP("backend has no mmap of the fd (CUSE uses the shim)");
+	ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED, "mmap: %s", strerror(errno));
+	idx = ring;
+	CHECK(*idx == 0, "index %u at open", *idx);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 2, uk) == 0, "ADD");
+	CHECK(*idx == 0, "ADD advanced the ring (D3)");
+	ret = getev(fd, 2, 2, 2000000000ull, out, 0);
+	CHECK(ret == 2, "GET_EVENTS %d", ret);
+	CHECK(__atomic_load_n(idx, __ATOMIC_ACQUIRE) == 2, "index %u", *idx);
+	m = (const void *)((char *)ring + KEVENT_RING_SLOT_OFFSET(0));
+	CHECK(m[0].id.raw[0] == 3 && m[0].ret_flags == KEVENT_RET_DONE, "slot 0 %u/%u",
+	      m[0].id.raw[0], m[0].ret_flags);
+	CHECK(m[1].id.raw[0] == 6, "slot 1 %u", m[1].id.raw[0]);
+	CHECK(out[0].id.raw[0] == 3 && out[1].id.raw[0] == 6, "FIFO order");
+	/* every page is there: touch the last one */
+	CHECK(((volatile char *)ring)[KEVENT_RING_SIZE - 1] == 0, "last page");
+	CHECK(mprotect(ring, 4096, PROT_READ | PROT_WRITE) < 0 && errno == EACCES,
+	      "mprotect(PROT_WRITE): %s", strerror(errno));
+	munmap(ring, KEVENT_RING_SIZE);
+	/* the mapping keeps the queue: map, close, read */
+	ring = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED, "mmap 1 page: %s", strerror(errno));
+	close(fd);
+	CHECK(*(volatile uint32_t *)ring == 2, "index after close");
+	munmap(ring, 4096);
+	return 0;
+}
+
+static int t_mmap_refusals(void)
+{
+	int fd, rfd;
+	void *p;
+
+	if (!(info0.features & KEVENT_FEAT_RING_MMAP))
+		SKIP("backend has no mmap of the fd");
+	fd = kopen();
+	rfd = open(dev, O_RDONLY | O_CLOEXEC);
+	CHECK(rfd >= 0, "open O_RDONLY");
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+	CHECK(p == MAP_FAILED && errno == EACCES, "RDONLY fd writable: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "MAP_PRIVATE: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EPERM, "PROT_WRITE: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "offset: %s", strerror(errno));
+	p = mmap(NULL, KEVENT_RING_SIZE + 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "too long: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, rfd, 0);
+	CHECK(p != MAP_FAILED, "RDONLY fd read mapping: %s", strerror(errno));
+	munmap(p, 4096);
+	close(rfd);
+	close(fd);
+	return 0;
+}
+
+static int t_get_bounds(void)
+{
+	int fd = kopen();
+	struct ukevent out[2];
+	struct ukevent uk = mk(KEVENT_TIMER, 2, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 9);
+	int ret;
+
+	CHECK(getev(fd, 2, 1, 0, out, 0) == -EINVAL, "min > max");
+	CHECK(getev(fd, 0, 0, 0, NULL, 0) == 0, "max 0");
+	CHECK(getev(fd, 0, 1, 0, out, 2) == -EINVAL, "unknown ioc_flags");
+	CHECK(getev(fd, 1, 1, ~0ull, out, KEVENT_GET_NONBLOCK) == 0, "NONBLOCK");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	usleep(50000);
+	CHECK(getev(fd, 1, 1, 0, (void *)8, 0) == -EFAULT, "bad buffer");
+	ret = getev(fd, 1, 2, 0, out, 0);
+	CHECK(ret == 1 && out[0].user[0] == 9, "event lost after EFAULT (D10): %d", ret);
+	close(fd);
+	return 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int t_signal(void)
+{
+	int fd = kopen();
+	struct ukevent out[1];
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { 0, 50000 } };
+	uint64_t t0;
+	int ret;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = now_ns();
+	ret = getev(fd, 1, 1, 5000000000ull, out, 0);
+	CHECK(ret == 0, "signal gave %d (D22)", ret);
+	CHECK(now_ns() - t0 < 2000000000ull, "signal did not interrupt");
+	t0 = now_ns();
+	ret = getev(fd, 1, 1, 30000000ull, out, 0);
+	CHECK(ret == 0 && now_ns() - t0 >= 29000000ull, "timeout %d", ret);
+	close(fd);
+	return 0;
+}
+
+static int t_poll_pipe(void)
+{
+	int fd = kopen();
+	int p[2];
+	struct ukevent uk, out[2];
+	struct pollfd pfd;
+	char buf[16];
+	int ret;
+
+	CHECK(pipe(p) == 0, "pipe");
+	uk = mk(KEVENT_POLL, p[0], POLLIN, 0, 11);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 0) == 0, "kevent fd ready too early");
+	CHECK(write(p[1], "x", 1) == 1, "write");
+	CHECK(poll(&pfd, 1, 2000) == 1 && (pfd.revents & POLLIN), "poll on kevent fd");
+	ret = getev(fd, 1, 2, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == POLLIN && out[0].user[0] == 11,
+	      "event %d data %#x", ret, out[0].ret_data[0]);
+	/* A6: still readable, but no new activity: no re-fire */
+	ret = getev(fd, 1, 2, 50000000ull, out, 0);
+	CHECK(ret == 0, "re-fired without activity (A6)");
+	CHECK(write(p[1], "y", 1) == 1, "write 2");
+	ret = getev(fd, 1, 2, 1000000000ull, out, 0);
+	CHECK(ret == 1, "no re-fire on new activity");
+	/* A7: the kevent holds the file */
+	close(p[0]);
+	CHECK(write(p[1], "z", 1) == 1, "write after close: %s", strerror(errno));
+	ret = getev(fd, 1, 2, 1000000000ull, out, 0);
+	CHECK(ret == 1, "after client close: %d", ret);
+	/* REMOVE with the wrong cookie, then the right one */
+	uk.user[1] ^= 1;
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == 0 &&
+	      uk.ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN), "REMOVE wrong cookie");
+	uk.user[1] ^= 1;
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == 0 && uk.ret_flags == KEVENT_RET_DONE,
+	      "REMOVE %#x", uk.ret_flags);
+	/*
+	 * The read end is gone now: the writer sees EPIPE.  Module only: the
+	 * daemon closes its duplicate later, on its closer thread (B3).
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	if (info0.backend == KEVENT_BACKEND_MODULE)
+		CHECK(write(p[1], "w", 1) < 0 && errno == EPIPE, "REMOVE did not drop the file");
+	(void)buf;
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+static int t_poll_ready_at_add(void)
+{
+	int fd = kopen();
+	int p[2], ret;
+	struct ukevent uk[2];
+	char path[] = "/tmp/kmod-smoke-XXXXXX";
+	int f = mkstemp(path);
+	struct kevent_info i;
+
+	CHECK(f >= 0, "mkstemp");
+	unlink(path);
+	CHECK(pipe(p) == 0, "pipe");
+	uk[0] = mk(KEVENT_POLL, p[1], POLLOUT | POLLIN, 0, 1);
+	uk[1] = mk(KEVENT_POLL, f, POLLIN | POLLPRI, 0, 2);
+	ret = ctl(fd, KEVENT_CTL_ADD, 2, uk);
+	CHECK(ret == 2, "ADD %d", ret);
+	CHECK(uk[0].ret_flags == KEVENT_RET_DONE && uk[0].ret_data[0] == POLLOUT,
+	      "pipe: flags %#x data %#x", uk[0].ret_flags, uk[0].ret_data[0]);
+	CHECK(uk[1].ret_flags == KEVENT_RET_DONE && uk[1].ret_data[0] == POLLIN,
+	      "file (D14): flags %#x data %#x", uk[1].ret_flags, uk[1].ret_data[0]);
+	uk[0] = mk(KEVENT_POLL, f, POLLPRI, 0, 3);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "file with no const bit");
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 1, "not kept/registered");
+	close(f);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+static int t_modify(void)
+{
+	int fd = kopen();
+	int p[2], ret;
+	struct ukevent uk, out[2];
+
+	CHECK(pipe(p) == 0, "pipe");
+	CHECK(write(p[1], "x", 1) == 1, "write");
+	uk = mk(KEVENT_POLL, p[0], POLLPRI, 0, 5);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	uk.event = POLLIN;
+	CHECK(ctl(fd, KEVENT_CTL_MODIFY, 1, &uk) == 0 && uk.ret_flags == KEVENT_RET_DONE,
+	      "MODIFY %#x", uk.ret_flags);
+	ret = getev(fd, 1, 2, 0, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == POLLIN, "MODIFY did not re-evaluate: %d", ret);
+	uk.event = 0;
+	uk.type = KEVENT_TIMER;		/* D7: type not compared */
+	CHECK(ctl(fd, KEVENT_CTL_MODIFY, 1, &uk) == 0 && uk.ret_flags == KEVENT_RET_DONE,
+	      "MODIFY by id+cookie");
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+static int t_refused_fds(void)
+{
+	int fd = kopen(), fd2 = kopen();
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct ukevent uk[2];
+
+	uk[0] = mk(KEVENT_POLL, fd2, POLLIN, 0, 1);
+	uk[1] = mk(KEVENT_POLL, ep, POLLIN, 0, 2);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 2, uk) == 2, "ADD");
+	CHECK((int)uk[0].ret_data[1] == -EINVAL, "kevent fd: %d", (int)uk[0].ret_data[1]);
+	CHECK((int)uk[1].ret_data[1] == -EINVAL, "epoll fd: %d", (int)uk[1].ret_data[1]);
+	close(ep);
+	/* B3: a CUSE device (KMOD_SMOKE_CUSE names one) and /dev/cuse */
+	{
+		const char *paths[2] = { "/dev/cuse", getenv("KMOD_SMOKE_CUSE") };
+		int i, xfd;
+
+		for (i = info0.backend == KEVENT_BACKEND_MODULE ? 0 : 1; i < 2; i++) {
+			if (!paths[i])
+				continue;
+			xfd = open(paths[i], O_RDWR | O_CLOEXEC);
+			if (xfd < 0)
+				continue;
+			uk[0] = mk(KEVENT_POLL, xfd, POLLIN, 0, 3);
+			CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 1 &&
+			      (int)uk[0].ret_data[1] == -EINVAL, "%s not refused: %d",
+			      paths[i], (int)uk[0].ret_data[1]);
+			printf("# refused %s\n", paths[i]);
+			close(xfd);
+		}
+	}
+	close(fd2);
+	close(fd);
+	return 0;
+}
+
+static int t_socket(void)
+{
+	int fd = kopen();
+	int sv[2], ls, cs, p[2], ret;
+	struct ukevent uk[2], out[4];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (!(info0.supported_types & (1u << KEVENT_SOCKET)))
+		SKIP("KEVENT_SOCKET not supported by this backend");
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	CHECK(pipe(p) == 0, "pipe");
+	uk[0] = mk(KEVENT_SOCKET, sv[0], KEVENT_SOCKET_RECV, 0, 1);
+	uk[1] = mk(KEVENT_SOCKET, p[0], KEVENT_SOCKET_RECV, 0, 2);
+	ret = ctl(fd, KEVENT_CTL_ADD, 2, uk);
+	CHECK(ret == 1 && uk[0].user[0] == 2 && (int)uk[0].ret_data[1] == -ENOTSOCK,
+	      "non-socket: %d %d", ret, (int)uk[0].ret_data[1]);
+	CHECK(write(sv[1], "x", 1) == 1, "write");
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == KEVENT_SOCKET_RECV, "RECV %d", ret);
+	uk[0] = mk(KEVENT_SOCKET, sv[1], KEVENT_SOCKET_SEND, 0, 3);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 1 && uk[0].ret_data[0] == KEVENT_SOCKET_SEND,
+	      "SEND ready at ADD");
+	/* EOF is readable (A8) */
+	close(sv[1]);
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == KEVENT_SOCKET_RECV, "EOF %d", ret);
+
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "kmod-smoke-%d", getpid());
+	CHECK(bind(ls, (void *)&sa, sizeof(sa)) == 0 && listen(ls, 4) == 0, "listen");
+	uk[0] = mk(KEVENT_SOCKET, ls, KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ONESHOT, 4);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD listen");
+	cs = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(connect(cs, (void *)&sa, sizeof(sa)) == 0, "connect");
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == KEVENT_SOCKET_ACCEPT && out[0].user[0] == 4,
+	      "ACCEPT %d %#x", ret, out[0].ret_data[0]);
+	close(cs);
+	close(ls);
+	close(sv[0]);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+/* POLLFREE: a signalfd's wait queue dies with the process that polled it. */
+static int t_pollfree(void)
+{
+	int fd = kopen();
+	struct ukevent out[2];
+	pid_t pid;
+	int st, ret;
+
+	if (info0.backend != KEVENT_BACKEND_MODULE)
+		SKIP("POLLFREE is a kernel wait-queue matter (module only)");
+	pid = fork();
+	if (pid == 0) {
+		sigset_t m;
+		struct ukevent uk;
+		int sfd;
+
+		sigemptyset(&m);
+		sigaddset(&m, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &m, NULL);
+		sfd = signalfd(-1, &m, 0);
+		uk = mk(KEVENT_POLL, sfd, POLLIN, 0, 77);
+		_exit(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0 ? 0 : 1);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "child");
+	ret = getev(fd, 1, 2, 2000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].user[0] == 77 &&
+	      (out[0].ret_flags & KEVENT_RET_BROKEN), "no BROKEN after POLLFREE: %d", ret);
+	close(fd);
+	return 0;
+}
+
+static int t_limit(void)
+{
+	int fd = kopen();
+	struct ukevent *uk = calloc(4096, sizeof(*uk));
+	struct kevent_info i;
+	int n;
+
+	for (n = 0; n < 4095; n++)
+		uk[n] = mk(KEVENT_TIMER, 1000000, KEVENT_TIMER_FIRED, 0, n);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 4095, uk) == 0, "ADD 4095");
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 4095, "kevents %u", i.queue_kevents);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == -EINVAL, "ADD 4096th");
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 4095, uk) == 0, "REMOVE 4095");
+	for (n = 0; n < 4095; n++)
+		CHECK(uk[n].ret_flags == KEVENT_RET_DONE, "REMOVE entry %d %#x", n,
+		      uk[n].ret_flags);
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 0, "kevents after %u",
+	      i.queue_kevents);
+	free(uk);
+	close(fd);
+	return 0;
+}
+
+struct waiter_arg {
+	int fd, min, got;
+	uint32_t cookie;
+};
+
+static void *waiter(void *p)
+{
+	struct waiter_arg *w = p;
+	struct ukevent out[8];
+
+	w->got = getev(w->fd, w->min, 8, 1000000000ull, out, 0);
+	w->cookie = w->got > 0 ? out[0].user[0] : 0;
+	return NULL;
+}
+
+/* D16: oldest waiter whose min_nr is met takes the events. */
+static int t_waiters_order(void)
+{
+	int fd = kopen();
+	struct waiter_arg a = { fd, 2, 0, 0 }, b = { fd, 1, 0, 0 }, c = { fd, 1, 0, 0 };
+	pthread_t ta, tb, tc;
+	struct ukevent uk = mk(KEVENT_TIMER, 300, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 1);
+	struct kevent_info i;
+
+	pthread_create(&ta, NULL, waiter, &a);
+	usleep(50000);
+	pthread_create(&tb, NULL, waiter, &b);
+	usleep(50000);
+	pthread_create(&tc, NULL, waiter, &c);
+	usleep(50000);
+	CHECK(kinfo(fd, &i) == 0, "info");
+	if (info0.backend == KEVENT_BACKEND_MODULE)
+		CHECK(i.live_waiters >= 3, "waiters %llu", (unsigned long long)i.live_waiters);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	pthread_join(tb, NULL);
+	/* b is served first (a needs 2); c and a time out */
+	pthread_join(tc, NULL);
+	pthread_join(ta, NULL);
+	CHECK(b.got == 1 && c.got == 0 && a.got == 0, "a %d b %d c %d", a.got, b.got, c.got);
+	close(fd);
+	return 0;
+}
+
+/* teardown under fire: fast timers, ready pipes, close with all of it live */
+static int t_teardown(void)
+{
+	int round, n;
+
+	for (round = 0; round < 20; round++) {
+		int fd = kopen(), p[2];
+		struct ukevent uk[64];
+		struct ukevent out[64];
+
+		CHECK(pipe(p) == 0, "pipe");
+		for (n = 0; n < 32; n++)
+			uk[n] = mk(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, n & 1, n);
+		for (; n < 64; n++)
+			uk[n] = mk(KEVENT_POLL, p[0], POLLIN, n & 1, n);
+		CHECK(ctl(fd, KEVENT_CTL_ADD, 64, uk) == 0, "ADD");
+		CHECK(write(p[1], "x", 1) == 1, "write");
+		usleep(2000);
+		getev(fd, 1, 64, 1000000, out, 0);
+		if (round & 1)
+			CHECK(ctl(fd, KEVENT_CTL_REMOVE, 16, uk) == 0, "REMOVE");
+		close(p[0]);
+		close(p[1]);
+		close(fd);
+	}
+	return 0;
+}
+
+
+static int t_inode(void)
+{
+	int fd = kopen();
+	char dir[] = "/tmp/kmod-inode-XXXXXX", path[64], sub[64];
+	struct ukevent uk[4], out[4];
+	int dfd, ffd, sfd, wfd, pfd, ret;
+
+	if (!(info0.supported_types & (1u << KEVENT_INODE)))
+		SKIP("KEVENT_INODE not supported by this backend");
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(sub, sizeof(sub), "%s/d", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	uk[0] = mk(KEVENT_INODE, dfd, KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD dir");
+	ffd = open(path, O_CREAT | O_RDWR, 0600);
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == KEVENT_INODE_CREATE && out[0].user[0] == 1,
+	      "CREATE %d %#x", ret, out[0].ret_data[0]);
+	/* watch the file itself for its removal, keep its fd open */
+	uk[0] = mk(KEVENT_INODE, ffd, KEVENT_INODE_REMOVE, 0, 2);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD file");
+	CHECK(unlink(path) == 0, "unlink");
+	ret = getev(fd, 2, 4, 1000000000ull, out, 0);
+	CHECK(ret == 2, "unlink gave %d events", ret);
+	if (out[0].user[0] == 2) {
+		/* unlink tells the victim (ATTRIB) before the directory */
+		uk[3] = out[0];
+		out[0] = out[1];
+		out[1] = uk[3];
+	}
+	CHECK(out[0].user[0] == 1 && out[0].ret_data[0] == KEVENT_INODE_REMOVE &&
+	      !(out[0].ret_flags & KEVENT_RET_BROKEN), "dir REMOVE %#x", out[0].ret_flags);
+	CHECK(out[1].user[0] == 2 && out[1].ret_data[0] == KEVENT_INODE_REMOVE &&
+	      (out[1].ret_flags & KEVENT_RET_BROKEN) && (int)out[1].ret_data[1] == -ENOENT,
+	      "file removed: flags %#x err %d", out[1].ret_flags, (int)out[1].ret_data[1]);
+	/* a watched directory removed */
+	CHECK(mkdir(sub, 0700) == 0, "mkdir");
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].ret_data[0] == KEVENT_INODE_CREATE, "mkdir CREATE %d", ret);
+	sfd = open(sub, O_RDONLY | O_DIRECTORY);
+	uk[0] = mk(KEVENT_INODE, sfd, KEVENT_INODE_REMOVE, 0, 3);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD subdir");
+	CHECK(rmdir(sub) == 0, "rmdir");
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].user[0] == 1 && out[0].ret_data[0] == KEVENT_INODE_REMOVE,
+	      "rmdir: parent saw %d events, cookie %u", ret, out[0].user[0]);
+	/*
+	 * Linux tells a removed directory itself only when its last reference
+	 * goes (docs/abi.md section 9): here, when the client closes it.
+	 */
+	close(sfd);
+	ret = getev(fd, 1, 4, 1000000000ull, out, 0);
+	CHECK(ret == 1 && out[0].user[0] == 3 && (out[0].ret_flags & KEVENT_RET_BROKEN) &&
+	      out[0].ret_data[0] == KEVENT_INODE_REMOVE && (int)out[0].ret_data[1] == -ENOENT,
+	      "removed dir: %d events, cookie %u flags %#x", ret, out[0].user[0],
+	      out[0].ret_flags);
+	/* refused kinds */
+	snprintf(path, sizeof(path), "%s/w", dir);
+	wfd = open(path, O_CREAT | O_WRONLY, 0600);
+	pfd = open(dir, O_PATH);
+	uk[0] = mk(KEVENT_INODE, wfd, KEVENT_INODE_REMOVE, 0, 4);
+	uk[1] = mk(KEVENT_INODE, pfd, KEVENT_INODE_REMOVE, 0, 5);
+	uk[2] = mk(KEVENT_INODE, fd, KEVENT_INODE_REMOVE, 0, 6);
+	uk[3] = mk(KEVENT_INODE, 9999, KEVENT_INODE_REMOVE, 0, 7);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 4, uk) == 4, "ADD refused");
+	CHECK((int)uk[0].ret_data[1] == -EINVAL, "O_WRONLY: %d", (int)uk[0].ret_data[1]);
+	CHECK((int)uk[1].ret_data[1] == -EINVAL, "O_PATH: %d", (int)uk[1].ret_data[1]);
+	CHECK((int)uk[2].ret_data[1] == -EINVAL, "char dev: %d", (int)uk[2].ret_data[1]);
+	CHECK((int)uk[3].ret_data[1] == -EBADF, "bad fd: %d", (int)uk[3].ret_data[1]);
+	unlink(path);
+	close(wfd);
+	close(pfd);
+	close(ffd);
+	/* the queue closes with the directory watch still live */
+	close(fd);
+	close(dfd);
+	rmdir(dir);
+	return 0;
+}
+
+
+/* Concurrency: CTL, GET_EVENTS, origin fires and fd closes at once. */
+struct stress_arg {
+	int fd, p[2];
+	volatile int *stop;
+	unsigned long ops;
+};
+
+static void *stress_ctl(void *v)
+{
+	struct stress_arg *a = v;
+	struct ukevent uk[16];
+	int i;
+
+	while (!*a->stop) {
+		for (i = 0; i < 16; i++)
+			uk[i] = mk(KEVENT_TIMER, 1 + (i & 3), KEVENT_TIMER_FIRED,
+				   i & 1 ? KEVENT_REQ_ONESHOT : 0, i);
+		ctl(a->fd, KEVENT_CTL_ADD, 16, uk);
+		for (i = 0; i < 16; i++)
+			uk[i] = mk(KEVENT_TIMER, 1 + (i & 3), KEVENT_TIMER_FIRED,
+				   i & 1 ? KEVENT_REQ_ONESHOT : 0, i);
+		ctl(a->fd, KEVENT_CTL_MODIFY, 4, uk);
+		ctl(a->fd, KEVENT_CTL_REMOVE, 16, uk);
+		a->ops++;
+	}
+	return NULL;
+}
+
+static void *stress_get(void *v)
+{
+	struct stress_arg *a = v;
+	struct ukevent out[64];
+
+	while (!*a->stop) {
+		getev(a->fd, 1 + (a->ops & 7), 64, 1000000, out, 0);
+		a->ops++;
+	}
+	return NULL;
+}
+
+static void *stress_poll(void *v)
+{
+	struct stress_arg *a = v;
+	struct ukevent uk[4];
+	int p[2], i;
+
+	while (!*a->stop) {
+		if (pipe(p))
+			break;
+		for (i = 0; i < 4; i++)
+			uk[i] = mk(KEVENT_POLL, p[i & 1], i & 1 ? POLLOUT : POLLIN,
+				   i & 2 ? KEVENT_REQ_ONESHOT : 0, 100 + i);
+		ctl(a->fd, KEVENT_CTL_ADD, 4, uk);
+		if (write(p[1], "x", 1) != 1)
+			break;
+		/* the client closes while the kevents still watch */
+		close(p[0]);
+		close(p[1]);
+		for (i = 0; i < 4; i++)
+			uk[i] = mk(KEVENT_POLL, p[i & 1], i & 1 ? POLLOUT : POLLIN,
+				   i & 2 ? KEVENT_REQ_ONESHOT : 0, 100 + i);
+		if (a->ops & 1)
+			ctl(a->fd, KEVENT_CTL_REMOVE, 1, uk);
+		a->ops++;
+	}
+	return NULL;
+}
+
+static int t_stress(void)
+{
+	volatile int stop = 0;
+	struct stress_arg a[4];
+	pthread_t t[4];
+	void *(*fn[4])(void *) = { stress_ctl, stress_get, stress_poll, stress_get };
+	int round, i, fd;
+	unsigned long ops = 0;
+
+	for (round = 0; round < 3; round++) {
+		fd = kopen();
+		stop = 0;
+		for (i = 0; i < 4; i++) {
+			a[i] = (struct stress_arg){ .fd = fd, .stop = &stop };
+			pthread_create(&t[i], NULL, fn[i], &a[i]);
+		}
+		usleep(700000);
+		/* close while everything runs: the file lives until the ioctls end */
+		if (round == 2)
+			close(fd);
+		stop = 1;
+		for (i = 0; i < 4; i++) {
+			pthread_join(t[i], NULL);
+			ops += a[i].ops;
+		}
+		if (round != 2)
+			close(fd);
+	}
+	CHECK(ops > 100, "only %lu operations", ops);
+	return 0;
+}
+
+static int set_abi(int fd, uint32_t rev, uint32_t flags, uint64_t resv)
+{
+	struct kevent_set_abi a = { .revision = rev, .flags = flags, .__reserved = resv };
+
+	return ioctl(fd, KEVENT_IOC_SET_ABI, &a) < 0 ? -errno : 0;
+}
+
+static int t_set_abi(void)
+{
+	int fd = kopen();
+	struct ukevent uk[2];
+
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION + 1, 0, 0) == -EINVAL, "bad revision");
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0x80, 0) == -EINVAL, "unknown flag");
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0, 1) == -EINVAL, "reserved");
+	CHECK(ctl(fd, 9, 1, uk) == -EINVAL, "bad CTL");
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION, KEVENT_ABI_STRICT, 0) == 0,
+	      "STRICT after a refused CTL");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0x100, 1);
+	uk[1] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 2);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 2, uk) == 1 && uk[0].user[0] == 1 &&
+	      (int)uk[0].ret_data[1] == -EINVAL, "strict req_flags");
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0, 0) == -EBUSY, "SET_ABI after CTL");
+	close(fd);
+	fd = kopen();
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 0, NULL) == 0, "num 0");
+	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0, 0) == -EBUSY, "SET_ABI after CTL num 0");
+	close(fd);
+	return 0;
+}
+
+/* D10 and docs/abi.md O7: a read-only output range is refused up front. */
+static int t_readonly_out(void)
+{
+	int fd = kopen();
+	struct ukevent uk = mk(KEVENT_TIMER, 2, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 3);
+	struct ukevent out[2];
+	void *ro;
+	int ret;
+
+	if (info0.backend != KEVENT_BACKEND_MODULE)
+		SKIP("read-only output probe differs per path (docs/abi.md O7)");
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(ro != MAP_FAILED, "mmap");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	usleep(30000);
+	ret = getev(fd, 1, 2, 0, ro, 0);
+	CHECK(ret == -EFAULT, "read-only buffer: %d", ret);
+	ret = getev(fd, 1, 2, 0, out, 0);
+	CHECK(ret == 1 && out[0].user[0] == 3, "event lost: %d", ret);
+	munmap(ro, 4096);
+	close(fd);
+	return 0;
+}
+
+/* D28: a 32-bit caller's user address above 4 GiB is -EFAULT. */
+static int t_compat_addr(void)
+{
+	int fd = kopen();
+	struct ukevent uk = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 3);
+	struct kevent_ctl_arg a = { .cmd = KEVENT_CTL_ADD, .num = 1 };
+	struct kevent_get_events_arg g = { .min_nr = 0, .max_nr = 1 };
+
+	if (sizeof(void *) != 4)
+		SKIP("64-bit build");
+	a.events = (1ull << 32) | (uintptr_t)&uk;
+	CHECK(ioctl(fd, KEVENT_IOC_CTL, &a) < 0 && errno == EFAULT, "CTL high address: %s",
+	      strerror(errno));
+	g.events = (1ull << 32) | (uintptr_t)&uk;
+	CHECK(ioctl(fd, KEVENT_IOC_GET_EVENTS, &g) < 0 && errno == EFAULT,
+	      "GET_EVENTS high address: %s", strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void run(const char *name, int (*fn)(void))
+{
+	int r;
+
+	why[0] = 0;
+	r = fn();
+	if (r == 0) {
+		npass++;
+		printf("PASS %s\n", name);
+	} else if (r > 0) {
+		nskip++;
+		printf("SKIP %s %s\n", name, why);
+	} else {
+		nfail++;
+		printf("FAIL %s %s (errno %s)\n", name, why, strerror(errno));
+	}
+	fflush(stdout);
+}
+
+static int bench(void)
+{
+	enum { N = 1024, BATCH = 64, ROUNDS = 20, LOOPS = 10000 };
+	int fd = kopen(), efd[N], i, r, got;
+	struct ukevent *uk = calloc(N, sizeof(*uk)), out[BATCH];
+	struct kevent_info info;
+	uint64_t t0, t, drain = 0, events = 0;
+	struct rlimit rl = { N + 64, N + 64 };
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	t0 = now_ns();
+	for (i = 0; i < LOOPS; i++)
+		kinfo(fd, &info);
+	t = now_ns() - t0;
+	printf("bench ioctl INFO: %.2f us/call (%d calls)\n", t / 1e3 / LOOPS, LOOPS);
+	t0 = now_ns();
+	for (i = 0; i < LOOPS; i++)
+		getev(fd, 0, 1, 0, out, 0);
+	t = now_ns() - t0;
+	printf("bench ioctl GET_EVENTS(empty): %.2f us/call\n", t / 1e3 / LOOPS);
+
+	for (i = 0; i < N; i++) {
+		efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (efd[i] < 0) {
+			printf("bench: eventfd %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		uk[i] = mk(KEVENT_POLL, efd[i], POLLIN, 0, i);
+	}
+	if (ctl(fd, KEVENT_CTL_ADD, N, uk) != 0) {
+		printf("bench: ADD failed\n");
+		return 1;
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		uint64_t one = 1;
+
+		/* producer: make N events ready, then drain at batch 64 */
+		for (i = 0; i < N; i++)
+			if (write(efd[i], &one, 8) != 8)
+				return 1;
+		for (i = 0; i < 2000; i++) {
+			kinfo(fd, &info);
+			if (info.queue_ready == N)
+				break;
+			usleep(1000);
+		}
+		t0 = now_ns();
+		got = 0;
+		while (got < N) {
+			int n = getev(fd, 1, BATCH, 1000000000ull, out, 0);
+
+			if (n <= 0)
+				break;
+			got += n;
+		}
+		drain += now_ns() - t0;
+		events += got;
+	}
+	printf("bench GET_EVENTS batch %d: %.0f events/s (%llu events, %d rounds of %d)\n",
+	       BATCH, events / (drain / 1e9), (unsigned long long)events, ROUNDS, N);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+
+	dev = getenv("KEVENT_DEVICE");
+	if (!dev)
+		dev = "/dev/kevent";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	fd = kopen();
+	if (kinfo(fd, &info0)) {
+		printf("FAIL info %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	printf("# %s: backend %u features %#x types %#x\n", dev, info0.backend,
+	       info0.features, info0.supported_types);
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return bench();
+
+	run("info", t_info);
+	run("dispatch", t_dispatch);
+	run("ctl_header", t_ctl_header);
+	run("per_entry_errors", t_per_entry);
+	run("timer_periodic", t_timer);
+	run("timer_oneshot", t_oneshot);
+	run("ring_mmap", t_ring);
+	run("mmap_refusals", t_mmap_refusals);
+	run("get_events_bounds", t_get_bounds);
+	run("signal_no_eintr", t_signal);
+	run("poll_pipe", t_poll_pipe);
+	run("poll_ready_at_add", t_poll_ready_at_add);
+	run("modify", t_modify);
+	run("refused_fds", t_refused_fds);
+	run("socket", t_socket);
+	run("pollfree_signalfd", t_pollfree);
+	run("limit_4095", t_limit);
+	run("waiters_order", t_waiters_order);
+	run("teardown_under_fire", t_teardown);
+	run("set_abi", t_set_abi);
+	run("readonly_output", t_readonly_out);
+	run("compat_high_address", t_compat_addr);
+	run("inode", t_inode);
+	run("stress", t_stress);
+	printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
+	return nfail ? 1 : 0;
+}
