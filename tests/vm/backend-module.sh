@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh disable=SC2034 # the runner reads the BACKEND_* variables
+#
+# Backend "module" (sourced by runner.sh): kmod/kevent.ko.
+# Owner of the steps below: the kmod engineer may add checks here (e.g.
+# debugfs allocation counters that must read 0 before rmmod, RULES C6).
+# The runner fails the backend on BUG/WARNING/Oops/slab reports in dmesg.
+#
+# Hooks: backend_start DIR, backend_alive, backend_stop DIR; each returns
+# non-zero with $BACKEND_REASON set on failure.
+
+BACKEND_DEVICE=/dev/kevent
+
+backend_start() {
+	if [ -e "$BACKEND_DEVICE" ]; then
+		BACKEND_REASON="$BACKEND_DEVICE exists before insmod"
+		return 1
+	fi
+	if ! insmod "$KV_MODULE_KO" >"$1/insmod.log" 2>&1; then
+		BACKEND_REASON="insmod failed: $(last_line "$1/insmod.log")"
+		return 1
+	fi
+	MODULE_NAME=$(basename "$KV_MODULE_KO" .ko | tr - _)
+	wait_for_device "$BACKEND_DEVICE"
+}
+
+# Checked after every client program.
+backend_alive() {
+	if [ ! -e "$BACKEND_DEVICE" ]; then
+		BACKEND_REASON="$BACKEND_DEVICE disappeared"
+		return 1
+	fi
+}
+
+backend_stop() {
+	if ! rmmod "$MODULE_NAME" >"$1/rmmod.log" 2>&1; then
+		BACKEND_REASON="rmmod failed: $(last_line "$1/rmmod.log")"
+		return 1
+	fi
+	if [ -e "$BACKEND_DEVICE" ]; then
+		BACKEND_REASON="$BACKEND_DEVICE still present after rmmod"
+		return 1
+	fi
+}
