@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent_ctl(): ADD/MODIFY/REMOVE, their write-back and return values,
+ * per-entry errors, matching (D6, D7), the whole-call checks (D25), copy
+ * faults (D9), the 2006 leniency (A1) and the strict mode (SET_ABI).
+ */
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define HOUR (3600u * 1000u)
+
+static void assert_same(const struct ukevent *a, const struct ukevent *b, const char *what)
+{
+	cr_assert(!memcmp(a, b, sizeof(*a)), "%s: entry changed (id %u type %u ret_flags %#x)",
+		  what, a->id.raw[0], a->type, a->ret_flags);
+}
+
+/* ADD compacts ready and failed entries to the front, in order, returns their count. */
+KTEST(ctl, add_compacts_ready_and_failed)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent in[6], uk[6];
+
+	kt_pipe(p);
+	in[0] = kt_uk_timer(HOUR, 0, 10);					/* queued */
+	in[1] = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT, 0, 11);			/* ready */
+	in[2] = kt_uk(KEVENT_MAX + 7, 1, 2, 1, 0, 12);				/* fails */
+	in[3] = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 13);			/* queued */
+	in[4] = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLIN, 0, 14); /* ready */
+	in[5] = kt_uk_timer(HOUR, KEVENT_REQ_ONESHOT, 15);			/* queued */
+	memcpy(uk, in, sizeof(uk));
+	int r = kevent_ctl(kfd, KEVENT_CTL_ADD, 6, uk);
+	cr_assert_eq(r, 3, "ADD returned %d (%s), want 3 (2 ready + 1 failed)", r,
+		     r < 0 ? strerror(errno) : "-");
+	cr_assert_eq(uk[0].user[0], 11u, "slot 0 holds cookie %u, want 11", uk[0].user[0]);
+	cr_assert_eq(uk[0].user[1], ~11u);
+	cr_assert_eq(uk[0].id.raw[0], (__u32)p[1]);
+	cr_assert_eq(uk[0].type, (__u32)KEVENT_POLL);
+	cr_assert_eq(uk[0].event, (__u32)KEVENT_POLL_POLLOUT);
+	cr_assert_eq(uk[0].ret_flags, (__u32)KEVENT_RET_DONE, "ready entry ret_flags %#x, want DONE (D5)",
+		     uk[0].ret_flags);
+	cr_assert_eq(uk[0].ret_data[0], (__u32)KEVENT_POLL_POLLOUT, "ret_data[0] %#x (D13)",
+		     uk[0].ret_data[0]);
+	cr_assert_eq(uk[1].user[0], 12u, "slot 1 holds cookie %u, want 12", uk[1].user[0]);
+	cr_assert_eq(uk[1].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[1].ret_data[1], (__u32)-EINVAL, "failed entry ret_data[1] %d",
+		     (int)uk[1].ret_data[1]);
+	cr_assert_eq(uk[2].user[0], 14u, "slot 2 holds cookie %u, want 14", uk[2].user[0]);
+	cr_assert_eq(uk[2].ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(uk[2].ret_data[0], (__u32)KEVENT_POLL_POLLOUT, "ret_data[0] %#x = fired ∩ event",
+		     uk[2].ret_data[0]);
+	/* Entries past the count are not written. */
+	assert_same(&uk[3], &in[3], "entry 3");
+	assert_same(&uk[4], &in[4], "entry 4");
+	assert_same(&uk[5], &in[5], "entry 5");
+	/* Only the queued ones are registered; ready-at-ADD ones are not kept. */
+	cr_assert_eq(kt_queue_kevents(kfd), 3u);
+	struct ukevent ready = in[1];
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &ready, 0);
+	cr_assert_eq(ready.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+		     "a ready-at-ADD entry must not stay registered");
+	kt_remove(kfd, in[0]);
+	kt_remove(kfd, in[3]);
+	kt_remove(kfd, in[5]);
+	close(kfd);
+}
+
+KTEST(ctl, add_all_queued_returns_zero_untouched)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent in[3], uk[3];
+
+	for (int i = 0; i < 3; i++)
+		in[i] = kt_uk_timer(HOUR + (unsigned)i, 0, 100u + (unsigned)i);
+	memcpy(uk, in, sizeof(uk));
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 0);
+	for (int i = 0; i < 3; i++)
+		assert_same(&uk[i], &in[i], "queued entry");
+	cr_assert_eq(kt_queue_kevents(kfd), 3u);
+	close(kfd);
+}
+
+KTEST(ctl, ptr_cookie_round_trip)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[2];
+	static int anchor;
+
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 0);
+	uk.ptr = &anchor;
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1);
+	cr_assert_eq(out[0].ptr, (void *)&anchor, "cookie pointer not copied back untouched");
+	close(kfd);
+}
+
+/* MODIFY and REMOVE write back in place, every entry DONE, no match BROKEN, return 0. */
+KTEST(ctl, modify_remove_in_place)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent a = kt_uk_timer(HOUR, 0, 1), b = kt_uk_timer(HOUR + 1, 0, 2);
+	struct ukevent c = kt_uk_timer(HOUR + 3, 0, 4);
+	struct ukevent uk[3];
+
+	kt_add_queued(kfd, a);
+	kt_add_queued(kfd, b);
+	kt_add_queued(kfd, c);	/* MODIFY/REMOVE of 3 entries needs kevent_num >= 3 (D25) */
+	uk[0] = b;
+	uk[1] = kt_uk_timer(HOUR + 2, 0, 3);	/* no such kevent */
+	uk[2] = a;
+	uk[0].ret_flags = uk[1].ret_flags = uk[2].ret_flags = 0x40;	/* input ret_flags ignored */
+	uk[0].ret_data[0] = 77;
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_MODIFY, 3, uk), 0, "MODIFY returns 0, not a count");
+	cr_assert_eq(uk[0].user[0], 2u, "MODIFY wrote back out of place");
+	cr_assert_eq(uk[0].ret_flags, (__u32)KEVENT_RET_DONE, "matched MODIFY ret_flags %#x",
+		     uk[0].ret_flags);
+	cr_assert_eq(uk[1].user[0], 3u);
+	cr_assert_eq(uk[1].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+		     "unmatched MODIFY ret_flags %#x", uk[1].ret_flags);
+	cr_assert_eq(uk[2].user[0], 1u);
+	cr_assert_eq(uk[2].ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(kt_queue_kevents(kfd), 3u);
+
+	uk[0] = kt_uk_timer(HOUR + 9, 0, 9);	/* no such kevent, first */
+	uk[1] = a;
+	uk[2] = b;
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 3, uk), 0, "REMOVE returns 0");
+	cr_assert_eq(uk[0].user[0], 9u, "REMOVE wrote back out of place");
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[1].ret_flags, (__u32)KEVENT_RET_DONE, "REMOVE ret_flags %#x", uk[1].ret_flags);
+	cr_assert_eq(uk[2].ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	close(kfd);
+}
+
+/* MODIFY replaces event, clears ret_flags and re-evaluates at once. */
+KTEST(ctl, modify_reevaluates)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[2];
+
+	kt_pipe(p);
+	uk = kt_uk_poll(p[1], KEVENT_POLL_POLLPRI, 0, 5);	/* never on a pipe */
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(kt_get(kfd, 0, 2, 0, out), 0);
+	uk.event = KEVENT_POLL_POLLOUT;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "MODIFY to a ready condition must queue it");
+	cr_assert_eq(out[0].user[0], 5u);
+	cr_assert_eq(out[0].event, (__u32)KEVENT_POLL_POLLOUT);
+	cr_assert(out[0].ret_data[0] & KEVENT_POLL_POLLOUT);
+	close(kfd);
+}
+
+/* REMOVE of a ready kevent drops its pending readiness. */
+KTEST(ctl, remove_ready_drops_event)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent a, b, out[4];
+
+	kt_pipe(p);
+	a = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1);
+	b = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 2);
+	kt_add_queued(kfd, a);
+	kt_add_queued(kfd, b);
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "two kevents on one pipe did not both become ready");
+	kt_remove(kfd, a);
+	cr_assert_eq(kt_queue_ready(kfd), 1u);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1);
+	cr_assert_eq(out[0].user[0], 2u, "a removed kevent was returned");
+	close(kfd);
+}
+
+/* D7: id (both words) + cookie (both words) match; type is not compared. */
+KTEST(ctl, match_id_and_cookie_not_type)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(HOUR, 0, 42), m;
+
+	kt_add_queued(kfd, t);
+	m = t;
+	m.user[1] ^= 1;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "user[1] ignored in match");
+	m = t;
+	m.user[0] ^= 1;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "user[0] ignored in match");
+	m = t;
+	m.id.raw[1] = 1;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "id.raw[1] ignored in match");
+	m = t;
+	m.id.raw[0] += 1;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "id.raw[0] ignored in match");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	m = t;
+	m.type = KEVENT_POLL;
+	m.event = KEVENT_POLL_POLLIN;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "type must not be compared (D7)");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* D6: duplicates allowed; MODIFY/REMOVE act on the oldest. */
+KTEST(ctl, duplicates_oldest_first)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent a, b, out[4];
+
+	kt_pipe(p);
+	a = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 7);
+	b = kt_uk_poll(p[0], KEVENT_POLL_POLLPRI, 0, 7);	/* same id and cookie */
+	kt_add_queued(kfd, a);
+	kt_add_queued(kfd, b);
+	cr_assert_eq(kt_queue_kevents(kfd), 2u, "duplicate id+cookie must be accepted (D6)");
+	struct ukevent r = b;	/* the entry's event bits do not select */
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &r, 0);
+	cr_assert_eq(r.ret_flags, (__u32)KEVENT_RET_DONE);
+	kt_write1(p[1]);
+	/* If the oldest (POLLIN) went, nothing fires; the POLLPRI one never does. */
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(300), out), 0, "REMOVE did not take the oldest duplicate");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	/* MODIFY of the remaining one (oldest now) to POLLIN: fires. */
+	struct ukevent m = a;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1);
+	cr_assert_eq(out[0].event, (__u32)KEVENT_POLL_POLLIN);
+	close(kfd);
+}
+
+KTEST(ctl, duplicates_modify_oldest)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent a, b, out[4];
+
+	kt_pipe(p);
+	a = kt_uk_poll(p[0], KEVENT_POLL_POLLPRI, 0, 8);
+	b = kt_uk_poll(p[0], KEVENT_POLL_POLLPRI, 0, 8);
+	kt_add_queued(kfd, a);
+	kt_add_queued(kfd, b);
+	struct ukevent m = a;
+	m.event = KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1);
+	kt_sleep_ms(100);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out + 1), 0, "MODIFY changed more than one duplicate");
+	close(kfd);
+}
+
+/* Per-entry errors: unknown and reserved types, bad fd, refused fds (B3). */
+KTEST(ctl, per_entry_errors)
+{
+	int kfd = kt_open(O_RDWR), other = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC);
+	int p[2];
+	struct ukevent uk[7];
+	__u32 want[7] = { (__u32)-EINVAL, (__u32)-EINVAL, (__u32)-EINVAL, (__u32)-EINVAL,
+			  (__u32)-EBADF, (__u32)-EINVAL, (__u32)-EINVAL };
+
+	cr_assert(ep >= 0);
+	kt_pipe(p);
+	close(p[1]);
+	uk[0] = kt_uk(KEVENT_NAIO, 1, 0, 1, 0, 0);
+	uk[1] = kt_uk(KEVENT_AIO, 1, 0, KEVENT_AIO_BIO, 0, 1);
+	uk[2] = kt_uk(KEVENT_MAX, 1, 0, 1, 0, 2);
+	uk[3] = kt_uk(0xffffffffu, 1, 0, 1, 0, 3);
+	uk[4] = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT, 0, 4);	/* closed fd */
+	uk[5] = kt_uk_poll(other, KEVENT_POLL_POLLIN, 0, 5);	/* a kevent fd (B3) */
+	uk[6] = kt_uk_poll(ep, KEVENT_POLL_POLLIN, 0, 6);	/* an epoll fd (B3) */
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 7, uk), 7);
+	for (int i = 0; i < 7; i++) {
+		cr_assert_eq(uk[i].user[0], (__u32)i, "entry %d out of order", i);
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+			     "entry %d ret_flags %#x", i, uk[i].ret_flags);
+		cr_assert_eq(uk[i].ret_data[1], want[i], "entry %d ret_data[1] %d, want %d", i,
+			     (int)uk[i].ret_data[1], (int)want[i]);
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+	close(other);
+	close(ep);
+}
+
+/*
+ * A call whose num exceeds this path's max_ctl_num may fail -E2BIG (B4)
+ * before the D25 check; both are whole-call refusals with no effect.
+ */
+static void assert_whole_fail(int r, unsigned int num, const char *what)
+{
+	unsigned int max = kt_backend_info()->max_ctl_num;
+
+	cr_assert_eq(r, -1, "%s: returned %d", what, r);
+	if (num > max)
+		cr_assert(errno == EINVAL || errno == E2BIG, "%s: %s, want EINVAL (or E2BIG above max_ctl_num %u)",
+			  what, strerror(errno), max);
+	else
+		cr_assert_eq(errno, EINVAL, "%s: %s, want EINVAL", what, strerror(errno));
+}
+
+/* D25: whole-call checks on the header, before the array is read. */
+KTEST(ctl, whole_call_checks)
+{
+	int kfd = kt_open(O_RDWR);
+	void *bad = (void *)(uintptr_t)16;	/* never mapped */
+
+	errno = 0;
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 0, bad), 0, "num 0: returns 0 (%s)", strerror(errno));
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 0, bad), 0);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_MODIFY, 0, bad), 0);
+	cr_assert_eq(kevent_ctl(kfd, 3, 1, bad), -1, "cmd 3 (take12 CTL_INIT) must fail");
+	cr_assert_eq(errno, EINVAL, "unknown cmd: %s", strerror(errno));
+	cr_assert_eq(kevent_ctl(kfd, 0xffffffffu, 1, bad), -1);
+	cr_assert_eq(errno, EINVAL);
+	assert_whole_fail(kevent_ctl(kfd, KEVENT_CTL_ADD, 4097, bad), 4097, "ADD num 4097");
+	assert_whole_fail(kevent_ctl(kfd, KEVENT_CTL_ADD, 0xffffffffu, bad), 0xffffffffu, "ADD num ~0");
+	assert_whole_fail(kevent_ctl(kfd, KEVENT_CTL_ADD, 4096, bad), 4096, "ADD 0 + 4096 >= 4096");
+	assert_whole_fail(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 4097, bad), 4097, "REMOVE num 4097");
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 1, bad), -1, "REMOVE num 1 > kevent_num 0");
+	cr_assert_eq(errno, EINVAL, "REMOVE num > kevent_num: %s", strerror(errno));
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_MODIFY, 1, bad), -1);
+	cr_assert_eq(errno, EINVAL);
+	kt_add_queued(kfd, kt_uk_timer(HOUR, 0, 1));
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 2, bad), -1);
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_MODIFY, 2, bad), -1);
+	cr_assert_eq(errno, EINVAL);
+	assert_whole_fail(kevent_ctl(kfd, KEVENT_CTL_ADD, 4095, bad), 4095, "ADD 1 + 4095 >= 4096");
+	/* num within bounds but the array unreadable: now EFAULT. */
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 1, bad), -1);
+	cr_assert_eq(errno, EFAULT, "REMOVE of an unmapped array: %s", strerror(errno));
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	close(kfd);
+}
+
+/* D9: a read fault has no effect at all. */
+KTEST(ctl, read_fault_no_effect)
+{
+	int kfd = kt_open(O_RDWR);
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
+	struct ukevent *uk = (struct ukevent *)(m + pg - 2 * sizeof(struct ukevent));
+	uk[0] = kt_uk_timer(HOUR, 0, 1);
+	uk[1] = kt_uk_timer(HOUR, 0, 2);
+	/* Entry 2 is on the unmapped page. */
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), -1);
+	cr_assert_eq(errno, EFAULT, "ADD with a fault in entry 2: %s", strerror(errno));
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a read fault must have no effect (D9)");
+	kt_add_queued(kfd, uk[0]);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 1, uk + 2), -1);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	munmap(m, (size_t)pg);
+	close(kfd);
+}
+
+/* D9: a write fault is EFAULT; registrations made by the call stay. */
+KTEST(ctl, write_fault_keeps_registrations)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ukevent *uk = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(uk != MAP_FAILED);
+	kt_pipe(p);
+	uk[0] = kt_uk_timer(HOUR, 0, 1);			/* queued */
+	uk[1] = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT, 0, 2);	/* ready: written back */
+	cr_assert_eq(mprotect(uk, (size_t)pg, PROT_READ), 0);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), -1);
+	cr_assert_eq(errno, EFAULT, "ADD with a read-only array: %s", strerror(errno));
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "the queued entry must stay registered (D9)");
+	/* MODIFY/REMOVE write back every entry: EFAULT, but the effect stays. */
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 1, uk), -1);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "REMOVE took effect before its write-back fault");
+	munmap(uk, (size_t)pg);
+	close(kfd);
+}
+
+/* A1: the 2006 fields are lenient. */
+KTEST(ctl, lenient_2006_fields)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[2];
+
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0x7ffffff0u, 1);	/* unknown req_flags */
+	uk.ret_flags = 0xffff;					/* input ret_flags */
+	uk.ret_data[0] = uk.ret_data[1] = 0xdeadbeef;		/* input ret_data */
+	kt_add_queued(kfd, uk);
+	struct ukevent t = kt_uk(KEVENT_TIMER, 20, 0xabcdef, KEVENT_TIMER_FIRED,
+				 0x100 | KEVENT_REQ_ONESHOT, 2);	/* id.raw[1] is unused */
+	kt_add_queued(kfd, t);
+	cr_assert_eq(kevent_get_events(kfd, 1, 2, KT_MS(5000), out, 0xffffffffu), 1,
+		     "get_events flags must be ignored (A1)");
+	cr_assert_eq(out[0].user[0], 2u, "the timer with id.raw[1] set did not fire");
+	cr_assert_eq(out[0].id.raw[1], 0xabcdefu);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "poll kevent with unknown req_flags did not fire");
+	cr_assert_eq(out[0].user[0], 1u);
+	cr_assert_eq(out[0].ret_flags, (__u32)KEVENT_RET_DONE, "input ret_flags leaked: %#x",
+		     out[0].ret_flags);
+	cr_assert_eq(out[0].ret_data[0], (__u32)KEVENT_POLL_POLLIN, "input ret_data leaked: %#x",
+		     out[0].ret_data[0]);
+	close(kfd);
+}
+
+/* SET_ABI: revision 1 before the first CTL; -EBUSY after (A12). */
+KTEST(ctl, set_abi_busy_after_ctl)
+{
+	int kfd = kt_open(O_RDWR);
+
+	cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION, 0), 0, "SET_ABI before CTL: %s",
+		     strerror(errno));
+	cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION + 1, 0), -1);
+	cr_assert_eq(errno, EINVAL, "unknown revision: %s", strerror(errno));
+	cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION, 0x80), -1);
+	cr_assert_eq(errno, EINVAL, "unknown SET_ABI flag: %s", strerror(errno));
+	struct kevent_set_abi s = { .revision = KEVENT_ABI_REVISION, .__reserved = 1 };
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_SET_ABI, &s), -EINVAL, "reserved field");
+	kt_add_queued(kfd, kt_uk_timer(HOUR, 0, 1));
+	cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION, 0), -1);
+	cr_assert_eq(errno, EBUSY, "SET_ABI after CTL: %s", strerror(errno));
+	close(kfd);
+}
+
+KTEST(ctl, strict_mode)
+{
+	int kfd = kt_open(O_RDWR);
+
+	if (!(kt_backend_info()->features & KEVENT_FEAT_STRICT)) {
+		cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION, KEVENT_ABI_STRICT), -1,
+			     "STRICT accepted but not in INFO features");
+		cr_assert_eq(errno, EINVAL);
+		close(kfd);
+		cr_skip_test("backend %s does not offer KEVENT_FEAT_STRICT: refusal checked",
+			     kt_backend_name(kt_backend()));
+	}
+	cr_assert_eq(kevent_set_abi(kfd, KEVENT_ABI_REVISION, KEVENT_ABI_STRICT), 0);
+	struct ukevent uk[2] = { kt_uk_timer(HOUR, 0x10, 1), kt_uk_timer(HOUR, KEVENT_REQ_ONESHOT, 2) };
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 1);
+	cr_assert_eq(uk[0].user[0], 1u);
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[0].ret_data[1], (__u32)-EINVAL);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	close(kfd);
+}

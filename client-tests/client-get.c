@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent_get_events(): blocking, timeouts, KEVENT_TIMEOUT_INFINITE (D8),
+ * min_nr/max_nr bounds (D12), O_NONBLOCK at open and by fcntl (A11),
+ * signals (D22), copy faults (D10), FIFO order, poll/select/epoll on the fd.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+KTEST(get, max_zero_returns_at_once)
+{
+	int kfd = kt_open(O_RDWR);
+	__u64 t0 = kt_now_ns();
+
+	cr_assert_eq(kevent_get_events(kfd, 0, 0, KEVENT_TIMEOUT_INFINITE, (void *)(uintptr_t)16, 0), 0,
+		     "max_nr 0: %s", strerror(errno));
+	cr_assert(kt_now_ns() - t0 < KT_MS(10000));
+	close(kfd);
+}
+
+KTEST(get, min_above_max_einval)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[4];
+
+	cr_assert_eq(kevent_get_events(kfd, 3, 2, 0, out, 0), -1);
+	cr_assert_eq(errno, EINVAL, "min_nr > max_nr: %s", strerror(errno));
+	cr_assert_eq(kevent_get_events(kfd, 1, 0, KEVENT_TIMEOUT_INFINITE, out, 0), -1);
+	cr_assert_eq(errno, EINVAL);
+	close(kfd);
+}
+
+KTEST(get, timeout_zero_and_min_zero)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[4];
+
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
+	cr_assert_eq(kt_get(kfd, 1, 4, 0, out), 0, "timeout 0 must not wait");
+	cr_assert_eq(kt_get(kfd, 0, 4, KEVENT_TIMEOUT_INFINITE, out), 0, "min_nr 0 must not wait");
+	close(kfd);
+}
+
+/* A relative timeout: returns 0 when nothing came, not before the timeout. */
+KTEST(get, timeout_expires)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[4];
+
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
+	__u64 t0 = kt_now_ns();
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(100), out), 0);
+	__u64 dt = kt_now_ns() - t0;
+	cr_assert(dt >= KT_MS(95), "returned after %llu ns, before the 100 ms timeout",
+		  (unsigned long long)dt);
+	cr_assert(dt < KT_MS(20000), "100 ms timeout took %llu ns", (unsigned long long)dt);
+	close(kfd);
+}
+
+/* Blocks until min_nr are ready; returns at most max_nr; FIFO order. */
+KTEST(get, blocks_until_min_nr)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[8];
+
+	kt_add_queued(kfd, kt_uk_timer(60, KEVENT_REQ_ONESHOT, 1));
+	kt_add_queued(kfd, kt_uk_timer(300, KEVENT_REQ_ONESHOT, 2));
+	__u64 t0 = kt_now_ns();
+	int n = kt_get(kfd, 2, 8, KT_MS(20000), out);
+	__u64 dt = kt_now_ns() - t0;
+	cr_assert_eq(n, 2, "min_nr 2: got %d", n);
+	cr_assert(dt >= KT_MS(290), "returned after %llu ns, before the second timer",
+		  (unsigned long long)dt);
+	cr_assert_eq(out[0].user[0], 1u, "FIFO: the first ready comes first");
+	cr_assert_eq(out[1].user[0], 2u);
+	close(kfd);
+}
+
+/* When the timeout hits with fewer than min_nr ready, those are returned. */
+KTEST(get, timeout_returns_what_is_ready)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[8];
+
+	kt_add_queued(kfd, kt_uk_timer(20, KEVENT_REQ_ONESHOT, 1));
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 2));
+	int n = kt_get(kfd, 2, 8, KT_MS(400), out);
+	cr_assert_eq(n, 1, "min_nr 2 with one ready at the timeout: got %d", n);
+	cr_assert_eq(out[0].user[0], 1u);
+	close(kfd);
+}
+
+KTEST(get, max_nr_bounds_copy)
+{
+	int kfd = kt_open(O_RDWR), p[5][2];
+	struct ukevent out[8];
+
+	/* Ready order is made explicit: one pipe each, one after the other. */
+	for (int i = 0; i < 5; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
+	}
+	for (int i = 0; i < 5; i++) {
+		kt_write1(p[i][1]);
+		cr_assert(kt_wait_ready(kfd, (unsigned)i + 1, 5000), "pipe %d not ready", i);
+	}
+	memset(out, 0xee, sizeof(out));
+	cr_assert_eq(kt_get(kfd, 1, 3, 0, out), 3);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(out[i].user[0], (__u32)i, "FIFO order: slot %d cookie %u", i, out[i].user[0]);
+	for (size_t b = 3 * sizeof(struct ukevent); b < sizeof(out); b++)
+		cr_assert_eq(((unsigned char *)out)[b], 0xee, "wrote past max_nr");
+	cr_assert_eq(kt_get(kfd, 1, 8, 0, out), 2);
+	cr_assert_eq(out[0].user[0], 3u);
+	cr_assert_eq(out[1].user[0], 4u);
+	cr_assert_eq(kt_get(kfd, 0, 8, 0, out), 0, "dequeued events are gone");
+	close(kfd);
+}
+
+static int inf_kfd;
+static volatile int inf_done;
+static int inf_ret;
+
+static void *inf_waiter(void *arg)
+{
+	struct ukevent out[2];
+
+	inf_ret = kt_get(inf_kfd, 1, 2, KEVENT_TIMEOUT_INFINITE, out);
+	__atomic_store_n(&inf_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* D8: ~0 waits forever, i.e. past any plausible conversion overflow. */
+KTEST(get, infinite_waits)
+{
+	int p[2];
+	pthread_t th;
+
+	inf_kfd = kt_open(O_RDWR);
+	kt_pipe(p);
+	kt_add_queued(inf_kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	cr_assert_eq(pthread_create(&th, NULL, inf_waiter, NULL), 0);
+	kt_sleep_ms(1500);
+	cr_assert_eq(__atomic_load_n(&inf_done, __ATOMIC_ACQUIRE), 0,
+		     "INFINITE returned %d after 1.5 s with nothing ready", inf_ret);
+	kt_write1(p[1]);
+	pthread_join(th, NULL);
+	cr_assert_eq(inf_ret, 1, "INFINITE wait: %d", inf_ret);
+	close(inf_kfd);
+}
+
+/* Large but finite timeouts are relative ns, not forever and not 0. */
+KTEST(get, large_timeout_not_zero)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+
+	kt_add_queued(kfd, kt_uk_timer(200, KEVENT_REQ_ONESHOT, 1));
+	cr_assert_eq(kt_get(kfd, 1, 2, KEVENT_TIMEOUT_INFINITE - 1, out), 1);
+	kt_add_queued(kfd, kt_uk_timer(200, KEVENT_REQ_ONESHOT, 2));
+	cr_assert_eq(kt_get(kfd, 1, 2, 1ULL << 63, out), 1);
+	close(kfd);
+}
+
+static void assert_nonblocking(int kfd, const char *how)
+{
+	struct ukevent out[2];
+	__u64 t0 = kt_now_ns();
+
+	cr_assert_eq(kt_get(kfd, 1, 2, KEVENT_TIMEOUT_INFINITE, out), 0, "%s: a non-blocking get", how);
+	cr_assert(kt_now_ns() - t0 < KT_MS(10000), "%s: blocked", how);
+}
+
+KTEST(get, nonblock_at_open)
+{
+	int kfd = kt_open(O_RDWR | O_NONBLOCK);
+
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
+	assert_nonblocking(kfd, "O_NONBLOCK at open");
+	close(kfd);
+}
+
+/* A11: O_NONBLOCK set later by fcntl reaches the backend through libkevent. */
+KTEST(get, nonblock_by_fcntl)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent out[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	cr_assert_eq(fcntl(kfd, F_SETFL, fcntl(kfd, F_GETFL) | O_NONBLOCK), 0);
+	assert_nonblocking(kfd, "O_NONBLOCK by fcntl");
+	/* Non-blocking still returns what is ready. */
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 1, 5000));
+	cr_assert_eq(kt_get(kfd, 1, 2, KEVENT_TIMEOUT_INFINITE, out), 1);
+	close(kfd);
+}
+
+KTEST(get, nonblock_ioc_flag_on_blocking_fd)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+	struct kevent_get_events_arg a = {
+		.min_nr = 1, .max_nr = 2, .timeout_ns = KEVENT_TIMEOUT_INFINITE,
+		.events = (__u64)(uintptr_t)out, .ioc_flags = KEVENT_GET_NONBLOCK,
+	};
+
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, &a), 0);
+	close(kfd);
+}
+
+static void on_usr1(int sig)
+{
+}
+
+static int sig_kfd;
+static int sig_ret;
+
+static void *sig_waiter(void *arg)
+{
+	struct ukevent out[2];
+
+	sig_ret = kevent_get_events(sig_kfd, 1, 2, KT_MS(30000), out, 0);
+	if (sig_ret < 0)
+		sig_ret = -errno;
+	return NULL;
+}
+
+/* D22: a signal during a blocked call returns what is ready, never EINTR. */
+KTEST(get, signal_returns_ready_not_eintr)
+{
+	pthread_t th;
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	sig_kfd = kt_open(O_RDWR);
+	kt_add_queued(sig_kfd, kt_uk_timer(3600000, 0, 1));
+	__u64 t0 = kt_now_ns();
+	cr_assert_eq(pthread_create(&th, NULL, sig_waiter, NULL), 0);
+	kt_sleep_ms(500);
+	pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	cr_assert_neq(sig_ret, -EINTR, "a signal gave EINTR (D22)");
+	cr_assert_eq(sig_ret, 0, "interrupted with nothing ready: %d", sig_ret);
+	cr_assert(kt_now_ns() - t0 < KT_MS(25000), "the signal did not end the wait");
+	close(sig_kfd);
+}
+
+/* D10: an unmapped output range faults before anything is dequeued. */
+KTEST(get, output_fault_loses_nothing)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ukevent out[4];
+
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 2));
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 2, 5000));
+	/* Room for one entry before the hole; max_nr 2 reaches into it. */
+	struct ukevent *edge = (struct ukevent *)(m + pg - sizeof(struct ukevent));
+	cr_assert_eq(kevent_get_events(kfd, 0, 2, 0, edge, 0), -1);
+	cr_assert_eq(errno, EFAULT, "output range half unmapped: %s", strerror(errno));
+	cr_assert_eq(kevent_get_events(kfd, 0, 2, 0, (void *)(uintptr_t)16, 0), -1);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 2, "events lost by a faulting GET_EVENTS (D10)");
+	munmap(m, (size_t)pg);
+	close(kfd);
+}
+
+/* 1.7: the kevent fd is readable (POLLIN|POLLRDNORM) while events are ready. */
+KTEST(get, poll_on_kevent_fd)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent out[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	cr_assert_eq(kt_poll1(kfd, POLLIN | POLLOUT | POLLPRI, 0), 0, "empty queue polled ready");
+	kt_write1(p[1]);
+	int re = kt_poll1(kfd, POLLIN | POLLRDNORM, 10000);
+	cr_assert_eq(re, POLLIN | POLLRDNORM, "revents %#x, want POLLIN|POLLRDNORM", re);
+	cr_assert_eq(kt_get(kfd, 1, 2, 0, out), 1);
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "drained queue still polls ready");
+	close(kfd);
+}
+
+static int poll_kfd;
+static int poll_ret;
+
+static void *poll_blocker(void *arg)
+{
+	poll_ret = kt_poll1(poll_kfd, POLLIN, 20000);
+	return NULL;
+}
+
+/* A poll() already sleeping is woken by a kevent becoming ready. */
+KTEST(get, poll_wakes_up)
+{
+	pthread_t th;
+
+	poll_kfd = kt_open(O_RDWR);
+	cr_assert_eq(pthread_create(&th, NULL, poll_blocker, NULL), 0);
+	kt_sleep_ms(200);
+	kt_add_queued(poll_kfd, kt_uk_timer(100, KEVENT_REQ_ONESHOT, 1));
+	pthread_join(th, NULL);
+	cr_assert(poll_ret & POLLIN, "poll was not woken by a timer kevent (revents %#x)", poll_ret);
+	close(poll_kfd);
+}
+
+KTEST(get, select_on_kevent_fd)
+{
+	int kfd = kt_open(O_RDWR);
+	fd_set rd;
+	struct timeval tv = { 0, 0 };
+
+	FD_ZERO(&rd);
+	FD_SET(kfd, &rd);
+	cr_assert_eq(select(kfd + 1, &rd, NULL, NULL, &tv), 0);
+	kt_add_queued(kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1));
+	FD_ZERO(&rd);
+	FD_SET(kfd, &rd);
+	tv.tv_sec = 10;
+	cr_assert_eq(select(kfd + 1, &rd, NULL, NULL, &tv), 1, "select did not see the timer");
+	cr_assert(FD_ISSET(kfd, &rd));
+	close(kfd);
+}
+
+KTEST(get, epoll_on_kevent_fd)
+{
+	int kfd = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC), p[2];
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 77 }, got[2];
+	struct ukevent out[2];
+
+	cr_assert(ep >= 0);
+	kt_pipe(p);
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, kfd, &ev), 0, "epoll_ctl on the kevent fd: %s",
+		     strerror(errno));
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	cr_assert_eq(epoll_wait(ep, got, 2, 0), 0);
+	kt_write1(p[1]);
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "epoll did not see the kevent fd ready");
+	cr_assert_eq(got[0].data.u32, 77u);
+	cr_assert(got[0].events & EPOLLIN);
+	cr_assert_eq(kt_get(kfd, 1, 2, 0, out), 1);
+	cr_assert_eq(epoll_wait(ep, got, 2, 0), 0, "still ready after draining");
+	/* A second readiness after draining is seen again. */
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "second readiness not seen");
+	close(ep);
+	close(kfd);
+}
+
+/*
+ * docs/abi.md section 9: a raw GET_EVENTS ioctl without KEVENT_GET_NONBLOCK
+ * after fcntl(O_NONBLOCK): the module sees f_flags and does not wait; the
+ * CUSE daemon cannot see fcntl and waits (A11).  One check per backend.
+ */
+KTEST(get, raw_ioctl_after_fcntl_per_backend)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+	struct kevent_get_events_arg a = {
+		.min_nr = 1, .max_nr = 2, .timeout_ns = KT_MS(300), .events = (__u64)(uintptr_t)out,
+	};
+
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
+	cr_assert_eq(fcntl(kfd, F_SETFL, O_NONBLOCK), 0);
+	__u64 t0 = kt_now_ns();
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, &a), 0);
+	__u64 dt = kt_now_ns() - t0;
+	if (kt_backend() == KEVENT_BACKEND_MODULE)
+		cr_assert(dt < KT_MS(290), "module: f_flags O_NONBLOCK ignored (waited %llu ns)",
+			  (unsigned long long)dt);
+	else
+		cr_assert(dt >= KT_MS(295), "cuse: returned after %llu ns; the daemon cannot see fcntl",
+			  (unsigned long long)dt);
+	close(kfd);
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The inode origin (A3 extension, A7, B8): id.raw[0] = an fd open for
+ * reading; CREATE when an entry is created in a watched directory, REMOVE
+ * when an entry is removed from it or the watched file itself goes away.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define I(x) KEVENT_INODE_##x
+
+static void mkdir_tmp(char *dir)
+{
+	strcpy(dir, "/tmp/kt-inode-XXXXXX");
+	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+}
+
+static struct ukevent get_one(int kfd, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+
+	cr_assert(n >= 1, "%s: no event within 5 s", what);
+	return out[0];
+}
+
+static void assert_quiet(int kfd, unsigned int ms, const char *what)
+{
+	struct ukevent out[4];
+
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(ms), out), 0, "%s: an event fired", what);
+}
+
+KTEST(inode, dir_create)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert(d >= 0);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 1));
+	assert_quiet(kfd, 100, "untouched directory");
+	snprintf(path, sizeof(path), "%s/a", dir);
+	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert(f >= 0);
+	struct ukevent e = get_one(kfd, "file created");
+	cr_assert_eq(e.type, (__u32)KEVENT_INODE);
+	cr_assert_eq(e.id.raw[0], (__u32)d);
+	cr_assert_eq(e.user[0], 1u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "CREATE ret_flags %#x", e.ret_flags);
+	/* Writing to it is no CREATE. */
+	kt_get(kfd, 0, 4, 0, (struct ukevent[4]){ 0 });
+	cr_assert_eq(write(f, "x", 1), 1);
+	close(f);
+	assert_quiet(kfd, 200, "write to an existing file");
+	/* A second creation re-fires (non-ONESHOT). */
+	snprintf(path, sizeof(path), "%s/b", dir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	get_one(kfd, "directory created");
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	unlink(path);
+	close(d);
+	rmdir(dir);
+	close(kfd);
+}
+
+KTEST(inode, dir_remove)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	snprintf(path, sizeof(path), "%s/victim", dir);
+	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert(f >= 0);
+	close(f);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert(d >= 0);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(REMOVE), KEVENT_REQ_ONESHOT, 2));
+	char other[128];
+	snprintf(other, sizeof(other), "%s/new", dir);
+	f = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	close(f);
+	assert_quiet(kfd, 200, "a creation is no REMOVE");
+	cr_assert_eq(unlink(path), 0);
+	struct ukevent e = get_one(kfd, "entry removed");
+	cr_assert_eq(e.user[0], 2u);
+	cr_assert(e.ret_flags & KEVENT_RET_DONE);
+	unlink(other);
+	close(d);
+	rmdir(dir);
+	close(kfd);
+}
+
+/* The watched file itself removed (the daemon keeps a handle, not the file: A7). */
+KTEST(inode, file_remove)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	snprintf(path, sizeof(path), "%s/watched", dir);
+	int f = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	cr_assert(f >= 0);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 3));
+	close(f);	/* no open file of it is left anywhere */
+	assert_quiet(kfd, 200, "file untouched");
+	cr_assert_eq(unlink(path), 0);
+	struct ukevent e = get_one(kfd, "watched file removed");
+	cr_assert_eq(e.user[0], 3u);
+	cr_assert(e.ret_flags & KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
+	rmdir(dir);
+	close(kfd);
+}
+
+/* B8: an O_PATH fd is refused per entry; a bad fd is -EBADF. */
+KTEST(inode, opath_and_bad_fd_refused)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64];
+
+	mkdir_tmp(dir);
+	int op = open(dir, O_PATH | O_CLOEXEC);
+	int dead = dup(op);
+	close(dead);
+	cr_assert(op >= 0);
+	struct ukevent uk[2] = { kt_uk(KEVENT_INODE, (__u32)op, 0, I(CREATE), 0, 1),
+				 kt_uk(KEVENT_INODE, (__u32)dead, 0, I(CREATE), 0, 2) };
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2);
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+		     "O_PATH fd accepted (B8): ret_flags %#x", uk[0].ret_flags);
+	cr_assert((int)uk[0].ret_data[1] < 0, "O_PATH: ret_data[1] %d", (int)uk[0].ret_data[1]);
+	cr_assert_eq(uk[1].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[1].ret_data[1], (__u32)-EBADF, "bad fd: %d", (int)uk[1].ret_data[1]);
+	close(op);
+	rmdir(dir);
+	close(kfd);
+}
+
+/* A7: the inode kevent does not keep the client's directory fd open. */
+KTEST(inode, survives_client_close)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert(d >= 0);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 4));
+	close(d);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "close() removed the inode kevent");
+	snprintf(path, sizeof(path), "%s/c", dir);
+	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert(f >= 0);
+	close(f);
+	struct ukevent e = get_one(kfd, "create after the client closed its fd");
+	cr_assert_eq(e.user[0], 4u);
+	unlink(path);
+	rmdir(dir);
+	close(kfd);
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ioctl transport itself: INFO, the strict wrapper structs (A1, D24),
+ * the errors the ioctl layer gives (D11), read()/write() (D15), RING_SHM.
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define IOC_W(nr, size) _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, (nr), (size))
+#define IOC_R(nr, size) _IOC(_IOC_READ, KEVENT_IOC_MAGIC, (nr), (size))
+
+/* The ioctl's result (0 or -errno) must be want; says what came instead. */
+#define EXPECT_RC(call, want, what)							\
+	do {										\
+		int r_ = (call), w_ = (want);						\
+		cr_assert_eq(r_, w_, "%s: got %d (%s), want %d (%s)", (what), r_,	\
+			     r_ < 0 ? strerror(-r_) : "success", w_,			\
+			     w_ < 0 ? strerror(-w_) : "success");			\
+	} while (0)
+
+KTEST(ioctl, info_contents)
+{
+	int kfd = kt_open(O_RDWR);
+	struct kevent_info i;
+
+	kt_info(kfd, &i);
+	cr_assert_eq(i.size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size %u", i.size);
+	cr_assert_eq(i.abi_revision, (__u32)KEVENT_ABI_REVISION);
+	cr_assert(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE,
+		  "a device backend must be cuse or module, INFO says %u", i.backend);
+	cr_assert_eq(i.ukevent_size, 40u);
+	cr_assert_eq(i.mukevent_size, 16u);
+	cr_assert_eq(i.ring_page_size, (__u32)KEVENT_RING_PAGE_SIZE);
+	cr_assert_eq(i.ring_slots_per_page, (__u32)KEVENTS_ON_PAGE);
+	cr_assert_eq(i.ring_pages, (__u32)KEVENT_RING_PAGES);
+	cr_assert_eq(i.ring_slots, (__u32)KEVENT_MAX_EVENTS);
+	cr_assert_eq(i.max_kevents, (__u32)KEVENT_MAX_EVENTS - 1);
+	cr_assert(i.max_ctl_num >= 1 && i.max_ctl_num <= 4095, "max_ctl_num %u", i.max_ctl_num);
+	cr_assert(i.max_get_nr >= 1 && i.max_get_nr <= 4095, "max_get_nr %u", i.max_get_nr);
+	cr_assert(i.features & (KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_RETRY_PATH) ||
+		  i.backend == KEVENT_BACKEND_MODULE, "cuse must say how arrays move: %#x", i.features);
+	/* A3: TIMER and POLL always; NAIO and AIO never. */
+	cr_assert(i.supported_types & (1u << KEVENT_TIMER));
+	cr_assert(i.supported_types & (1u << KEVENT_POLL));
+	cr_assert_eq(i.supported_types & ((1u << KEVENT_NAIO) | (1u << KEVENT_AIO)), 0u);
+	cr_assert_eq(i.supported_types >> KEVENT_MAX, 0u, "types beyond KEVENT_MAX: %#x", i.supported_types);
+	cr_assert_eq(i.queue_kevents, 0u);
+	cr_assert_eq(i.queue_ready, 0u);
+	cr_assert(i.live_queues >= 1, "live_queues %llu with this queue open",
+		  (unsigned long long)i.live_queues);
+	for (int l = 0; l < KEVENT_LIMIT_NR; l++)
+		cr_assert(!i.limits[l].cap || i.limits[l].used <= i.limits[l].cap,
+			  "limit %d: used %u > cap %u", l, i.limits[l].used, i.limits[l].cap);
+	cr_assert(i.limits[KEVENT_LIMIT_QUEUES].used >= 1 || i.limits[KEVENT_LIMIT_QUEUES].cap == 0,
+		  "queue use not counted");
+	close(kfd);
+}
+
+KTEST(ioctl, info_features_per_backend)
+{
+	const struct kevent_info *i = kt_backend_info();
+
+	if (i->backend == KEVENT_BACKEND_MODULE) {
+		cr_assert(i->features & KEVENT_FEAT_RING_MMAP, "module must mmap: %#x", i->features);
+		cr_assert_eq(i->features & (KEVENT_FEAT_RING_SHM | KEVENT_FEAT_RETRY_PATH), 0u,
+			     "module features %#x", i->features);
+	} else {
+		cr_assert(i->features & KEVENT_FEAT_RING_SHM, "cuse must export the ring: %#x", i->features);
+		cr_assert_eq(i->features & KEVENT_FEAT_RING_MMAP, 0u, "CUSE cannot mmap: %#x", i->features);
+	}
+}
+
+KTEST(ioctl, info_counts_queue)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 2));
+	cr_assert_eq(kt_queue_kevents(kfd), 2u);
+	cr_assert_eq(kt_queue_ready(kfd), 0u);
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "pipe write did not make the kevent ready");
+	cr_assert_eq(kt_queue_ready(kfd), 1u);
+	close(kfd);
+}
+
+/* D24: INFO with a smaller, a larger and an absurd struct. */
+KTEST(ioctl, info_sizes)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[2048];
+
+	memset(buf, 0xa5, sizeof(buf));
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, 8), buf), -EINVAL, "INFO size 8 < VER0");
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER0 - 8), buf), -EINVAL, "kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER");
+	cr_assert_eq(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_IOC_ARG_MAX + 8), buf), -E2BIG,
+		     "INFO size above KEVENT_IOC_ARG_MAX");
+	memset(buf, 0, sizeof(buf));
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, 256), buf), 0, "INFO of a newer, larger caller");
+	struct kevent_info *i = (struct kevent_info *)buf;
+	cr_assert_eq(i->size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size field %u: bytes the backend filled",
+		     i->size);
+	cr_assert_eq(i->ukevent_size, 40u);
+	for (int k = KEVENT_INFO_SIZE_VER0; k < 256; k++)
+		cr_assert_eq(buf[k], 0, "INFO wrote byte %d past what it knows", k);
+	close(kfd);
+}
+
+/* D24 for the CTL wrapper: size, zero tail. */
+KTEST(ioctl, ctl_wrapper_sizes)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
+	struct kevent_ctl_arg *a = (struct kevent_ctl_arg *)buf;
+	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
+
+	memset(buf, 0, sizeof(buf));
+	a->cmd = KEVENT_CTL_ADD;
+	a->num = 1;
+	a->events = (__u64)(uintptr_t)&uk;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 8), buf), -EINVAL, "CTL size 8");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 15), buf), -EINVAL, "CTL size 15");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX + ");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	buf[40] = 1;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), -E2BIG, "non-zero tail");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused wrapper had an effect");
+	buf[40] = 0;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), 0, "zero tail: as VER0");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	buf[KEVENT_IOC_ARG_MAX - 1] = 1;
+	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), -E2BIG,
+		     "non-zero last byte of a KEVENT_IOC_ARG_MAX struct");
+	buf[KEVENT_IOC_ARG_MAX - 1] = 0;
+	uk = kt_uk_timer(3600000, 0, 2);
+	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), 0,
+		     "KEVENT_IOC_ARG_MAX with a zero tail");
+	cr_assert_eq(kt_queue_kevents(kfd), 2u);
+	close(kfd);
+}
+
+/* D24 for GET_EVENTS: size, tail, unknown ioc_flags. */
+KTEST(ioctl, get_events_wrapper)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[128];
+	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
+	struct ukevent out[2];
+
+	memset(buf, 0, sizeof(buf));
+	a->max_nr = 2;
+	a->events = (__u64)(uintptr_t)out;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 24), buf), -EINVAL, "size 24 < VER0");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, KEVENT_IOC_ARG_MAX + 4), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, KEVENT_IOC_ARG");
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf)");
+	a->ioc_flags = 0x2;
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 0x2");
+	a->ioc_flags = 0x80000000u;
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 31");
+	a->ioc_flags = KEVENT_GET_NONBLOCK;
+	a->min_nr = 1;
+	a->timeout_ns = KEVENT_TIMEOUT_INFINITE;
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "NONBLOCK ioc_flag: returns at once");
+	a->ioc_flags = 0;
+	a->min_nr = 0;
+	a->flags = 0xffffffffu;		/* the 2006 argument: lenient */
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf)");
+	buf[36] = 1;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), -E2BIG, "non-zero tail");
+	buf[36] = 0;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), 0, "zero tail");
+	close(kfd);
+}
+
+KTEST(ioctl, set_abi_wrapper)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[64];
+	struct kevent_set_abi *s = (struct kevent_set_abi *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	s->revision = KEVENT_ABI_REVISION;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 8), buf), -EINVAL, "size 8");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MA");
+	s->__reserved = 1ULL << 63;
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_SET_ABI, buf), -EINVAL, "reserved field");
+	s->__reserved = 0;
+	buf[20] = 1;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), -E2BIG, "non-zero tail");
+	buf[20] = 0;
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), 0, "zero tail");
+	close(kfd);
+}
+
+/* D24: an unknown ioctl number, another magic: ENOTTY. */
+KTEST(ioctl, unknown_ioctl_enotty)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[64] = { 0 };
+
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(0x05, 16), buf), -ENOTTY, "nr 5");
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(0x7f, 16), buf), -ENOTTY, "nr 0x7f");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(0xff, 16), buf), -ENOTTY, "nr 0xff");
+	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_WRITE, 0xBF, KEVENT_IOC_NR_CTL, 16), buf), -ENOTTY,
+		     "another magic");
+	EXPECT_RC(kt_ioctl(kfd, _IO(KEVENT_IOC_MAGIC, 0x10), NULL), -ENOTTY, "kt_ioctl(kfd, _IO(KEVENT_IOC_MAGIC, 0x10), NULL)");
+	/* Known numbers with the wrong direction bits (2.2). */
+	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 16), buf), -ENOTTY,
+		     "CTL as _IOR");
+	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_NONE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, 0), NULL),
+		     -ENOTTY, "GET_EVENTS as _IO");
+	unsigned char big[256] = { 0 };
+	EXPECT_RC(kt_ioctl(kfd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO,
+					KEVENT_INFO_SIZE_VER0), big), -ENOTTY, "INFO as _IOW");
+	EXPECT_RC(kt_ioctl(kfd, TCGETS, buf), -ENOTTY, "TCGETS on a kevent fd");
+	close(kfd);
+}
+
+/* D11: bad fd EBADF, not a kevent fd ENOTTY, through libkevent unchanged. */
+KTEST(ioctl, bad_and_foreign_fds)
+{
+	int p[2], sv[2], null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct ukevent uk = kt_uk_timer(1000, 0, 1), out[1];
+	struct kevent_info info;
+
+	kt_pipe(p);
+	kt_socketpair(SOCK_STREAM, sv);
+	cr_assert(null >= 0);
+	cr_assert_eq(kevent_ctl(-1, KEVENT_CTL_ADD, 1, &uk), -1);
+	cr_assert_eq(errno, EBADF);
+	cr_assert_eq(kevent_get_events(-1, 0, 1, 0, out, 0), -1);
+	cr_assert_eq(errno, EBADF);
+	int dead = dup(p[0]);
+	close(dead);
+	cr_assert_eq(kevent_ctl(dead, KEVENT_CTL_ADD, 1, &uk), -1);
+	cr_assert_eq(errno, EBADF);
+	cr_assert_eq(kevent_info(dead, &info), -1);
+	cr_assert_eq(errno, EBADF);
+	int fds[3] = { p[0], sv[0], null };
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(kevent_ctl(fds[k], KEVENT_CTL_ADD, 1, &uk), -1);
+		cr_assert_eq(errno, ENOTTY, "kevent_ctl on a non-kevent fd: %s", strerror(errno));
+		cr_assert_eq(kevent_get_events(fds[k], 0, 1, 0, out, 0), -1);
+		cr_assert_eq(errno, ENOTTY);
+		cr_assert_eq(kevent_info(fds[k], &info), -1);
+		cr_assert_eq(errno, ENOTTY);
+	}
+}
+
+/* D15: read() and write() on the device: EINVAL. */
+KTEST(ioctl, read_write_einval)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	char buf[64] = { 0 };
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 1, 5000));
+	errno = 0;
+	cr_assert_eq(read(kfd, buf, sizeof(buf)), -1, "read() on the kevent fd");
+	cr_assert_eq(errno, EINVAL, "read: %s", strerror(errno));
+	cr_assert_eq(write(kfd, buf, sizeof(buf)), -1, "write() on the kevent fd");
+	cr_assert_eq(errno, EINVAL, "write: %s", strerror(errno));
+	cr_assert_eq(kt_queue_ready(kfd), 1u, "read() consumed an event");
+	close(kfd);
+}
+
+KTEST(ioctl, ring_shm_per_backend)
+{
+	int kfd = kt_open(O_RDWR);
+	struct kevent_ring_shm shm;
+
+	memset(&shm, 0, sizeof(shm));
+	int r = kt_ioctl(kfd, KEVENT_IOC_RING_SHM, &shm);
+	if (kt_backend() == KEVENT_BACKEND_MODULE) {
+		cr_assert_eq(r, -ENOTTY, "module RING_SHM: %d, want -ENOTTY", r);
+	} else {
+		cr_assert_eq(r, 0, "cuse RING_SHM: %s", strerror(-r));
+		cr_assert_eq(shm.size, (__u32)KEVENT_RING_SHM_SIZE_VER0);
+		cr_assert_eq(shm.flags, 0u);
+		cr_assert_eq(shm.length, (__u64)KEVENT_RING_SIZE);
+		cr_assert(memchr(shm.path, 0, sizeof(shm.path)) && shm.path[0] == '/', "path %.112s",
+			  shm.path);
+		/* Read-only for the holder of the fd: writable open refused. */
+		int w = open(shm.path, O_RDWR | O_CLOEXEC);
+		if (getuid() != 0)
+			cr_assert(w < 0 && errno == EACCES, "ring object opened writable");
+		if (w >= 0)
+			close(w);
+		int ro = open(shm.path, O_RDONLY | O_CLOEXEC);
+		cr_assert(ro >= 0, "open %s O_RDONLY: %s", shm.path, strerror(errno));
+		struct stat st;
+		cr_assert_eq(fstat(ro, &st), 0);
+		/* B5: no write bit for anyone, nothing for others (group bits = the ACL mask). */
+		cr_assert_eq(st.st_mode & 0227, 0u, "ring object mode %o", (unsigned)(st.st_mode & 07777));
+		cr_assert_eq((size_t)st.st_size, (size_t)KEVENT_RING_SIZE, "ring object size %lld",
+			     (long long)st.st_size);
+		close(ro);
+		EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_RING_SHM, 64), &shm), -EINVAL, "size < VER0");
+	}
+	close(kfd);
+}

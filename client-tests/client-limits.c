@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-queue limit (A4): 4095 kevents, ADD fails whole when
+ * kevent_num + num >= 4096; GET_EVENTS returns at most 4095 (D12) and at
+ * most the path's max_get_nr (B4); CTL batches above max_ctl_num fail
+ * whole with E2BIG (B4).
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define HOUR (3600u * 1000u)
+
+/* ADD n timers (never firing) in batches the path can move. */
+static void add_timers(int kfd, unsigned int n, unsigned int period, unsigned int req, __u32 base)
+{
+	unsigned int max = kt_backend_info()->max_ctl_num, done = 0;
+	struct ukevent *uk = calloc(n, sizeof(*uk));
+
+	cr_assert(uk);
+	for (unsigned int i = 0; i < n; i++)
+		uk[i] = kt_uk_timer(period, req, base + i);
+	while (done < n) {
+		unsigned int b = n - done < max ? n - done : max;
+		int r = kevent_ctl(kfd, KEVENT_CTL_ADD, b, uk + done);
+
+		cr_assert_eq(r, 0, "ADD of %u timers at %u: %d (%s); entry 0 ret_data[1] %d", b, done, r,
+			     r < 0 ? strerror(errno) : "some failed", r > 0 ? (int)uk[done].ret_data[1] : 0);
+		done += b;
+	}
+	free(uk);
+}
+
+KTEST(limits, max_4095_per_queue)
+{
+	kt_require_room(KEVENT_LIMIT_TIMERS, 4095);
+	int kfd = kt_open(O_RDWR);
+	struct ukevent one = kt_uk_timer(HOUR, 0, 99999);
+
+	add_timers(kfd, 4094, HOUR, 0, 0);
+	cr_assert_eq(kt_queue_kevents(kfd), 4094u);
+	/* 4094 + 1 = 4095 < 4096: accepted. */
+	kt_add_queued(kfd, one);
+	cr_assert_eq(kt_queue_kevents(kfd), 4095u);
+	/* 4095 + 1 >= 4096: the whole call fails. */
+	struct ukevent more = kt_uk_timer(HOUR, 0, 100000);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &more), -1, "the 4096th kevent was accepted");
+	cr_assert_eq(errno, EINVAL, "4096th kevent: %s", strerror(errno));
+	cr_assert_eq(kt_queue_kevents(kfd), 4095u);
+	/* MODIFY/REMOVE num may be up to kevent_num. */
+	kt_remove(kfd, one);
+	cr_assert_eq(kt_queue_kevents(kfd), 4094u);
+	kt_add_queued(kfd, more);
+	cr_assert_eq(kt_queue_kevents(kfd), 4095u);
+	/* Another queue is independent. */
+	int k2 = kt_open(O_RDWR);
+	kt_add_queued(k2, kt_uk_timer(HOUR, 0, 1));
+	close(k2);
+	close(kfd);
+}
+
+KTEST(limits, one_batch_of_4095)
+{
+	kt_require_room(KEVENT_LIMIT_TIMERS, 4096);
+	unsigned int max = kt_backend_info()->max_ctl_num;
+	int kfd = kt_open(O_RDWR);
+	struct ukevent *uk = calloc(4096, sizeof(*uk));
+
+	cr_assert(uk);
+	for (unsigned int i = 0; i < 4096; i++)
+		uk[i] = kt_uk_timer(HOUR, 0, i);
+	errno = 0;
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 4096, uk), -1, "a batch of 4096 was accepted");
+	cr_assert(errno == EINVAL || (max < 4096 && errno == E2BIG), "4096 batch: %s", strerror(errno));
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused batch had an effect");
+	int r = kevent_ctl(kfd, KEVENT_CTL_ADD, 4095, uk);
+	if (max < 4095) {
+		/* B4: above the path's maximum the call fails whole, before any effect. */
+		cr_assert_eq(r, -1, "a batch of 4095 above max_ctl_num %u was accepted", max);
+		cr_assert_eq(errno, E2BIG, "4095 above max_ctl_num %u: %s", max, strerror(errno));
+		cr_assert_eq(kt_queue_kevents(kfd), 0u);
+		r = kevent_ctl(kfd, KEVENT_CTL_ADD, max, uk);
+		cr_assert_eq(r, 0, "a batch of max_ctl_num %u: %d (%s)", max, r, strerror(errno));
+		cr_assert_eq(kt_queue_kevents(kfd), max);
+	} else {
+		cr_assert_eq(r, 0, "one batch of 4095: %d (%s)", r, r < 0 ? strerror(errno) : "-");
+		cr_assert_eq(kt_queue_kevents(kfd), 4095u);
+		/* REMOVE of all 4095 in one call, in place. */
+		cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_REMOVE, 4095, uk), 0);
+		for (unsigned int i = 0; i < 4095; i++)
+			cr_assert_eq(uk[i].ret_flags, (__u32)KEVENT_RET_DONE, "entry %u ret_flags %#x", i,
+				     uk[i].ret_flags);
+		cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	}
+	free(uk);
+	close(kfd);
+}
+
+/* D12: max_nr above 4095 is clamped; at most 4095 (and max_get_nr) come back. */
+KTEST(limits, get_returns_at_most_4095)
+{
+	kt_require_room(KEVENT_LIMIT_TIMERS, 4095);
+	int kfd = kt_open(O_RDWR);
+	unsigned int maxget = kt_backend_info()->max_get_nr;
+	struct ukevent *out = calloc(5000, sizeof(*out));
+
+	cr_assert(out);
+	add_timers(kfd, 4095, 50, KEVENT_REQ_ONESHOT, 0);
+	cr_assert(kt_wait_ready(kfd, 4095, 60000), "4095 timers of 50 ms not all ready within 60 s (%u)",
+		  kt_queue_ready(kfd));
+	int n = kt_get(kfd, 1, 5000, 0, out);
+	unsigned int want = maxget < 4095 ? maxget : 4095;
+	cr_assert_eq(n, (int)want, "GET_EVENTS with max_nr 5000 and 4095 ready returned %d, want %u", n,
+		     want);
+	unsigned int total = (unsigned int)n;
+	while (total < 4095) {
+		n = kt_get(kfd, 1, 5000, 0, out);
+		cr_assert(n > 0, "only %u of 4095 came back", total);
+		total += (unsigned int)n;
+	}
+	cr_assert_eq(total, 4095u);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT kevents stay after delivery");
+	free(out);
+	close(kfd);
+}
+
+/* The same 4095 limit holds for fd kevents (4095 poll kevents on one pipe). */
+KTEST(limits, poll_kevents_4095_fire_together)
+{
+	kt_require_room(KEVENT_LIMIT_FD_KEVENTS, 4095);
+	int kfd = kt_open(O_RDWR), p[2];
+	unsigned int max = kt_backend_info()->max_ctl_num, done = 0;
+	struct ukevent *uk = calloc(4095, sizeof(*uk));
+
+	cr_assert(uk);
+	kt_pipe(p);
+	for (unsigned int i = 0; i < 4095; i++)
+		uk[i] = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, i);
+	while (done < 4095) {
+		unsigned int b = 4095 - done < max ? 4095 - done : max;
+		int r = kevent_ctl(kfd, KEVENT_CTL_ADD, b, uk + done);
+
+		cr_assert_eq(r, 0, "ADD of %u poll kevents at %u: %d (%s); first failed entry cookie %u ret_data[1] %d",
+			     b, done, r, r < 0 ? strerror(errno) : "entries failed",
+			     r > 0 ? uk[done].user[0] : 0, r > 0 ? (int)uk[done].ret_data[1] : 0);
+		done += b;
+	}
+	struct ukevent more = kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 5000);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &more), -1);
+	cr_assert_eq(errno, EINVAL);
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 4095, 60000), "4095 poll kevents: %u ready", kt_queue_ready(kfd));
+	/* One wakeup: the order among them is the source's wait-queue order. */
+	unsigned int total = 0;
+	unsigned char *seen = calloc(4095, 1);
+	cr_assert(seen);
+	while (total < 4095) {
+		int n = kt_get(kfd, 1, 4095, 0, uk);
+
+		cr_assert(n > 0, "only %u of 4095 came back", total);
+		for (int i = 0; i < n; i++) {
+			cr_assert(uk[i].user[0] < 4095 && !seen[uk[i].user[0]], "cookie %u twice or unknown",
+				  uk[i].user[0]);
+			seen[uk[i].user[0]] = 1;
+		}
+		total += (unsigned int)n;
+	}
+	free(seen);
+	cr_assert_eq(kt_queue_kevents(kfd), 4095u, "non-ONESHOT kevents must stay");
+	free(uk);
+	close(kfd);
+}
+
+/* D18: the per-uid queue cap: open() fails EMFILE (CUSE; the module has none). */
+KTEST(limits, queue_cap_emfile)
+{
+	const struct kevent_limit *l = &kt_backend_info()->limits[KEVENT_LIMIT_QUEUES];
+	struct rlimit rl;
+
+	if (!l->cap)
+		cr_skip_test("no per-uid queue cap on the %s backend (INFO cap 0)", kt_backend_name(kt_backend()));
+	if (l->cap - l->used > 4000)
+		cr_skip_test("per-uid queue cap %u too large to reach here", l->cap);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	cr_assert(rl.rlim_cur > (rlim_t)(l->cap + 64), "RLIMIT_NOFILE %lu below the cap %u",
+		  (unsigned long)rl.rlim_cur, l->cap);
+	int *fds = calloc(l->cap + 1, sizeof(int)), n = 0, fd;
+	cr_assert(fds);
+	while ((fd = open(kt_device(), O_RDWR | O_CLOEXEC)) >= 0 && n <= (int)l->cap)
+		fds[n++] = fd;
+	cr_assert(fd < 0, "opened %d queues with a cap of %u", n + 1, l->cap);
+	cr_assert_eq(errno, EMFILE, "open at the queue cap: %s", strerror(errno));
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	fd = kt_open(O_RDWR);	/* room again */
+	close(fd);
+}
+
+/* D18: the per-uid kevent cap: that entry BROKEN with -ENOSPC. */
+KTEST(limits, kevent_cap_enospc)
+{
+	const struct kevent_limit *l = &kt_backend_info()->limits[KEVENT_LIMIT_TIMERS];
+	const struct kevent_limit *k = &kt_backend_info()->limits[KEVENT_LIMIT_KEVENTS];
+	const struct kevent_limit *use = l->cap && (!k->cap || l->cap - l->used <= k->cap - k->used) ? l : k;
+
+	if (!use->cap)
+		cr_skip_test("no per-uid kevent or timer cap on the %s backend (INFO cap 0)",
+			     kt_backend_name(kt_backend()));
+	unsigned int room = use->cap - use->used;
+	if (room > 4 * 4095)
+		cr_skip_test("per-uid cap %u too large to reach here", use->cap);
+	int q[5], nq = 0;
+	unsigned int added = 0;
+	struct ukevent uk;
+	while (added < room) {
+		q[nq] = kt_open(O_RDWR);
+		for (unsigned int i = 0; i < 4095 && added < room; i++, added++)
+			kt_add_queued(q[nq], kt_uk_timer(3600000, 0, added));
+		nq++;
+	}
+	int last = nq && kt_queue_kevents(q[nq - 1]) < 4095 ? q[nq - 1] : (q[nq++] = kt_open(O_RDWR));
+	uk = kt_uk_timer(3600000, 0, 0xffff);
+	cr_assert_eq(kevent_ctl(last, KEVENT_CTL_ADD, 1, &uk), 1, "an ADD past the per-uid cap %u queued", use->cap);
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk.ret_data[1], (__u32)-ENOSPC, "past the cap: ret_data[1] %d", (int)uk.ret_data[1]);
+	for (int i = 0; i < nq; i++)
+		close(q[i]);
+}

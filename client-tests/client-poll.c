@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The poll origin end to end: pipes and socketpairs, ret_data[0] = bits
+ * that fired ∩ event with POLLHUP/POLLERR as ordinary bits (A8, D13),
+ * regular files (D14), edge-like re-fire (A6, D21), held files (A7).
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define P(x) KEVENT_POLL_##x
+
+static void fill_pipe(int wfd)
+{
+	char buf[4096] = { 0 };
+	int fl = fcntl(wfd, F_GETFL);
+
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	while (write(wfd, buf, sizeof(buf)) > 0)
+		;
+	cr_assert_eq(errno, EAGAIN);
+	while (write(wfd, buf, 1) > 0)
+		;
+	fcntl(wfd, F_SETFL, fl);
+}
+
+/* The one event that must come now (within 5 s). */
+static struct ukevent get_one(int kfd, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+
+	cr_assert_eq(n, 1, "%s: got %d events, want 1", what, n);
+	return out[0];
+}
+
+static void assert_quiet(int kfd, unsigned int ms, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(ms), out);
+
+	cr_assert_eq(n, 0, "%s: an event fired (cookie %u, ret_data[0] %#x)", what,
+		     n > 0 ? out[0].user[0] : 0, n > 0 ? out[0].ret_data[0] : 0);
+}
+
+KTEST(poll, pipe_readable)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN) | P(POLLRDNORM) | P(POLLPRI) | P(POLLOUT), 0, 1));
+	assert_quiet(kfd, 100, "empty pipe");
+	kt_write1(p[1]);
+	struct ukevent e = get_one(kfd, "pipe with data");
+	cr_assert_eq(e.type, (__u32)KEVENT_POLL);
+	cr_assert_eq(e.id.raw[0], (__u32)p[0]);
+	cr_assert_eq(e.user[0], 1u);
+	cr_assert_eq(e.user[1], ~1u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLIN) | P(POLLRDNORM)), "ret_data[0] %#x, want fired ∩ event",
+		     e.ret_data[0]);
+	close(kfd);
+}
+
+KTEST(poll, ready_at_add_ret_data)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk[2];
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk[0] = kt_uk_poll(p[0], P(POLLIN) | P(POLLHUP), 0, 1);
+	uk[1] = kt_uk_poll(p[1], P(POLLWRNORM) | P(POLLIN), KEVENT_REQ_ONESHOT, 2);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2);
+	cr_assert_eq(uk[0].ret_data[0], (__u32)P(POLLIN), "read end: %#x", uk[0].ret_data[0]);
+	cr_assert_eq(uk[1].ret_data[0], (__u32)P(POLLWRNORM), "write end: %#x", uk[1].ret_data[0]);
+	cr_assert_eq(uk[0].ret_flags, (__u32)KEVENT_RET_DONE, "D5: DONE on ready-at-ADD");
+	cr_assert_eq(uk[1].ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* POLLHUP is an ordinary bit: reported when asked, in ret_data[0]. */
+KTEST(poll, pipe_hangup_bit)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN) | P(POLLHUP), 0, 1));
+	close(p[1]);
+	struct ukevent e = get_one(kfd, "writer closed");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "POLLHUP must not break a POLL kevent (A8): %#x",
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLHUP), "ret_data[0] %#x, want POLLHUP", e.ret_data[0]);
+	close(kfd);
+}
+
+/* POLLHUP not asked for: nothing fires on hangup. */
+KTEST(poll, hangup_not_asked)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLPRI), 0, 1));
+	close(p[1]);
+	assert_quiet(kfd, 300, "POLLPRI kevent on a hung-up pipe");
+	close(kfd);
+}
+
+KTEST(poll, pipe_error_bit)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	signal(SIGPIPE, SIG_IGN);
+	kt_pipe(p);
+	fill_pipe(p[1]);
+	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLOUT) | P(POLLERR), 0, 1));
+	close(p[0]);
+	struct ukevent e = get_one(kfd, "reader closed");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "POLLERR must not break a POLL kevent (A8): %#x",
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLERR), "ret_data[0] %#x, want POLLERR", e.ret_data[0]);
+	close(kfd);
+}
+
+KTEST(poll, pipe_writable_after_drain)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	char buf[65536];
+
+	kt_pipe(p);
+	fill_pipe(p[1]);
+	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLOUT) | P(POLLWRNORM), 0, 1));
+	assert_quiet(kfd, 100, "full pipe");
+	while (kt_poll1(p[0], POLLIN, 0) & POLLIN)
+		cr_assert(read(p[0], buf, sizeof(buf)) > 0);
+	struct ukevent e = get_one(kfd, "drained pipe");
+	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLOUT) | P(POLLWRNORM)), "ret_data[0] %#x", e.ret_data[0]);
+	close(kfd);
+}
+
+static void socketpair_case(int type)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+
+	kt_socketpair(type, sv);
+	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN) | P(POLLRDNORM) | P(POLLHUP), 0, 1));
+	assert_quiet(kfd, 100, "empty socket");
+	cr_assert_eq(send(sv[1], "ab", 2, 0), 2);
+	struct ukevent e = get_one(kfd, "socket with data");
+	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLIN) | P(POLLRDNORM)), "type %d ret_data[0] %#x", type,
+		     e.ret_data[0]);
+	char buf[8];
+	cr_assert_eq(recv(sv[0], buf, sizeof(buf), 0), 2);
+	close(sv[1]);
+	e = get_one(kfd, "peer closed");
+	cr_assert(e.ret_data[0] & P(POLLHUP), "type %d: peer close gave ret_data[0] %#x", type,
+		  e.ret_data[0]);
+	cr_assert_eq(e.ret_data[0] & ~(__u32)(P(POLLIN) | P(POLLRDNORM) | P(POLLHUP)), 0u,
+		     "bits outside event: %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE);
+	close(kfd);
+}
+
+KTEST(poll, socketpair_stream) { socketpair_case(SOCK_STREAM); }
+KTEST(poll, socketpair_dgram_seqpacket)
+{
+	socketpair_case(SOCK_SEQPACKET);
+	int kfd = kt_open(O_RDWR), sv[2];
+
+	kt_socketpair(SOCK_DGRAM, sv);
+	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN), 0, 1));
+	cr_assert_eq(send(sv[1], "a", 1, 0), 1);
+	struct ukevent e = get_one(kfd, "datagram");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
+	close(kfd);
+}
+
+/* D14: a regular file is always ready at ADD. */
+KTEST(poll, regular_file_always_ready)
+{
+	int kfd = kt_open(O_RDWR);
+	char path[] = "/tmp/kt-regular-XXXXXX";
+	int f = mkstemp(path);
+	int ro;
+	struct ukevent uk[3];
+
+	cr_assert(f >= 0);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(ro >= 0);
+	unlink(path);
+	uk[0] = kt_uk_poll(f, KEVENT_MASK_ALL, 0, 1);
+	uk[1] = kt_uk_poll(ro, P(POLLOUT) | P(POLLPRI), 0, 2);
+	uk[2] = kt_uk_poll(f, P(POLLPRI) | P(POLLHUP) | P(POLLERR), 0, 3);	/* none of the four */
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 2);
+	cr_assert_eq(uk[0].user[0], 1u);
+	cr_assert_eq(uk[0].ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(uk[0].ret_data[0], (__u32)(P(POLLIN) | P(POLLOUT) | P(POLLRDNORM) | P(POLLWRNORM)),
+		     "regular file ret_data[0] %#x", uk[0].ret_data[0]);
+	cr_assert_eq(uk[1].user[0], 2u);
+	cr_assert_eq(uk[1].ret_data[0], (__u32)P(POLLOUT), "O_RDONLY regular file: %#x", uk[1].ret_data[0]);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "a regular-file kevent without those bits is registered");
+	cr_assert_eq(write(f, "data", 4), 4);
+	assert_quiet(kfd, 200, "regular file kevent without IN/OUT bits");
+	close(f);
+	close(ro);
+	close(kfd);
+}
+
+/* A6: edge-like.  A condition that holds does not re-fire; new activity does. */
+KTEST(poll, refire_is_edge_like)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	kt_write1(p[1]);
+	get_one(kfd, "first write");
+	/* Data still unread: level-triggered would fire again. */
+	assert_quiet(kfd, 300, "pipe still readable, no new activity (A6)");
+	kt_write1(p[1]);
+	get_one(kfd, "second write");
+	assert_quiet(kfd, 200, "after the second delivery");
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	get_one(kfd, "third write");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	close(kfd);
+}
+
+/* D21: activity that does not match (the socket becomes writable) does not re-fire. */
+KTEST(poll, no_sticky_done_refire)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+	char buf[256];
+
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN), 0, 1));
+	cr_assert_eq(send(sv[1], "x", 1, 0), 1);
+	get_one(kfd, "data");
+	cr_assert_eq(recv(sv[0], buf, sizeof(buf), 0), 1);
+	/* sv[0] sends, the peer reads: sv[0]'s wait queue is woken for POLLOUT. */
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(send(sv[0], "y", 1, 0), 1);
+		cr_assert_eq(recv(sv[1], buf, sizeof(buf), 0), 1);
+	}
+	assert_quiet(kfd, 300, "POLLIN kevent re-fired on non-matching activity (D21)");
+	cr_assert_eq(send(sv[1], "z", 1, 0), 1);
+	struct ukevent e = get_one(kfd, "new data");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags rebuilt on every fire: %#x", e.ret_flags);
+	close(kfd);
+}
+
+KTEST(poll, oneshot_removed_after_delivery)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), KEVENT_REQ_ONESHOT, 1));
+	kt_write1(p[1]);
+	get_one(kfd, "oneshot");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	kt_write1(p[1]);
+	assert_quiet(kfd, 200, "ONESHOT fired twice");
+	close(kfd);
+}
+
+/* A7: the kevent holds the file: the client's close neither removes nor breaks it. */
+KTEST(poll, held_file_survives_close)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	signal(SIGPIPE, SIG_IGN);
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	kt_add_queued(kfd, uk);
+	close(p[0]);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "close() removed the kevent (A7)");
+	/* The read end still exists: the write succeeds, the kevent fires. */
+	cr_assert_eq(write(p[1], "a", 1), 1, "write after the client closed its read end: %s",
+		     strerror(errno));
+	struct ukevent e = get_one(kfd, "held read end");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "close() broke the kevent: %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
+	/* REMOVE by the old fd number and cookie releases the file: EPIPE follows. */
+	kt_remove(kfd, uk);
+	int r = -1, err = 0;
+	for (int i = 0; i < 500; i++) {
+		r = (int)write(p[1], "b", 1);
+		err = errno;
+		if (r < 0)
+			break;
+		kt_sleep_ms(10);
+	}
+	cr_assert(r < 0 && err == EPIPE, "the read end was not released after REMOVE");
+	close(p[1]);
+	close(kfd);
+}
+
+/* A7: no EOF for the peer until REMOVE. */
+KTEST(poll, held_file_no_eof_until_remove)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	uk = kt_uk_poll(p[1], P(POLLERR), 0, 1);	/* not ready while a reader exists */
+	kt_add_queued(kfd, uk);
+	close(p[1]);
+	cr_assert_eq(kt_poll1(p[0], POLLIN, 300), 0, "the reader saw EOF after the client's close (A7)");
+	kt_remove(kfd, uk);
+	cr_assert(kt_poll1(p[0], POLLIN, 10000) & POLLHUP, "no EOF after REMOVE");
+	close(p[0]);
+	close(kfd);
+}
+
+/* Closing the queue releases the held files too. */
+KTEST(poll, queue_close_releases_files)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLERR), 0, 1));
+	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLERR), 0, 2));
+	close(p[1]);
+	cr_assert_eq(kt_poll1(p[0], POLLIN, 200), 0, "EOF while the kevents exist");
+	close(kfd);
+	cr_assert(kt_poll1(p[0], POLLIN, 10000) & POLLHUP, "no EOF after the queue was closed");
+	close(p[0]);
+}
+
+/* A fd number reused after close: the kevent keeps watching the old file. */
+KTEST(poll, held_file_not_fd_number)
+{
+	int kfd = kt_open(O_RDWR), p[2], q[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	int num = p[0];
+	close(p[0]);
+	kt_pipe(q);	/* likely reuses num */
+	if (q[0] != num && q[1] != num)
+		dup2(q[0], num);
+	kt_write1(q[1]);
+	assert_quiet(kfd, 300, "the kevent followed the fd number to a new file");
+	kt_write1(p[1]);
+	get_one(kfd, "the original pipe");
+	close(kfd);
+}

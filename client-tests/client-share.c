@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sharing a queue: fork and threads, several parked waiters (D16, D32),
+ * close while another thread waits (D17), close with kevents pending,
+ * independent queues, and another uid (setuid nobody) kept out (B5).
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+/* Run fn in a forked child; assert it exits 0 (a failure message on stderr). */
+static void in_child(int (*fn)(void *), void *arg, const char *what)
+{
+	pid_t pid = fork();
+
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		_exit(fn(arg));
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "%s: child died (signal %d)", what, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s: child failed at step %d", what, WEXITSTATUS(st));
+}
+
+struct fork_arg {
+	int kfd, wfd;
+};
+
+static int child_adds(void *a)
+{
+	struct fork_arg *f = a;
+	struct ukevent uk[2] = { kt_uk_timer(50, KEVENT_REQ_ONESHOT, 21),
+				 kt_uk_poll(f->wfd, KEVENT_POLL_POLLERR, 0, 22) };
+
+	if (kevent_ctl(f->kfd, KEVENT_CTL_ADD, 2, uk) != 0)
+		return 1;
+	return 0;
+}
+
+/* A forked child shares the queue: its kevents are the parent's. */
+KTEST(share, fork_shares_queue)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent out[4];
+	struct fork_arg f;
+
+	kt_pipe(p);
+	f.kfd = kfd;
+	f.wfd = p[1];
+	in_child(child_adds, &f, "child ADD");
+	cr_assert_eq(kt_queue_kevents(kfd), 2u, "the child's kevents are not on the shared queue");
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1);
+	cr_assert_eq(out[0].user[0], 21u);
+	/* The child's poll kevent holds the child's duplicate of p[1] (A7): close ours. */
+	close(p[1]);
+	cr_assert_eq(kt_poll1(p[0], POLLIN, 200), 0, "EOF while the child's kevent holds the file");
+	struct ukevent r = kt_uk_poll(p[1], KEVENT_POLL_POLLERR, 0, 22);
+	kt_remove(kfd, r);
+	cr_assert(kt_poll1(p[0], POLLIN, 10000) & POLLHUP);
+	close(kfd);
+}
+
+static int child_gets(void *a)
+{
+	int kfd = *(int *)a;
+	struct ukevent out[2];
+
+	if (kevent_get_events(kfd, 1, 2, KT_MS(10000), out, 0) != 1)
+		return 1;
+	if (out[0].user[0] != 31u)
+		return 2;
+	return 0;
+}
+
+KTEST(share, child_dequeues_parent_event)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+
+	kt_add_queued(kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 31));
+	in_child(child_gets, &kfd, "child GET_EVENTS");
+	cr_assert_eq(kt_get(kfd, 0, 2, 0, out), 0, "an event the child took is still there");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* The child's exit (its close of the shared fd) leaves the queue alone. */
+static int child_closes(void *a)
+{
+	close(*(int *)a);
+	return 0;
+}
+
+KTEST(share, child_close_keeps_queue)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+
+	kt_add_queued(kfd, kt_uk_timer(100, KEVENT_REQ_ONESHOT, 1));
+	in_child(child_closes, &kfd, "child close");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1);
+	close(kfd);
+}
+
+/* Threads: many ADD and GET concurrently on one queue; nothing lost or doubled. */
+enum { NTH = 4, PER = 50 };
+static int th_kfd;
+static int th_fail, th_errno, th_eagain, th_adders_done;
+static unsigned int th_seen[NTH * PER];
+
+static void *th_adder(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	for (int i = 0; i < PER; i++) {
+		struct ukevent uk = kt_uk_timer(1 + (unsigned)(i % 5), KEVENT_REQ_ONESHOT,
+						(__u32)(t * PER + i));
+		int r, tries = 0;
+
+		/* D18: EAGAIN at the per-uid cap of running requests; retry. */
+		while ((r = kevent_ctl(th_kfd, KEVENT_CTL_ADD, 1, &uk)) < 0 && errno == EAGAIN &&
+		       tries++ < 1000) {
+			__atomic_fetch_add(&th_eagain, 1, __ATOMIC_RELAXED);
+			kt_sleep_ms(1);
+		}
+		if (r != 0) {
+			__atomic_store_n(&th_errno, r < 0 ? errno : -(int)uk.ret_data[1], __ATOMIC_RELAXED);
+			__atomic_store_n(&th_fail, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static void *th_getter(void *arg)
+{
+	struct ukevent out[16];
+
+	for (;;) {
+		int n = kevent_get_events(th_kfd, 1, 16, KT_MS(2000), out, 0);
+		/* Stop only once every ADD is done and 2 s passed without an event. */
+		if (n < 0 || (n == 0 && __atomic_load_n(&th_adders_done, __ATOMIC_ACQUIRE)))
+			return NULL;
+		for (int k = 0; k < n; k++) {
+			if (out[k].user[0] >= NTH * PER)
+				__atomic_store_n(&th_fail, 2, __ATOMIC_RELAXED);
+			else
+				__atomic_fetch_add(&th_seen[out[k].user[0]], 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+KTEST(share, threads_share_queue)
+{
+	pthread_t add[NTH], get[NTH];
+
+	th_kfd = kt_open(O_RDWR);
+	for (int t = 0; t < NTH; t++)
+		cr_assert_eq(pthread_create(&get[t], NULL, th_getter, NULL), 0);
+	for (int t = 0; t < NTH; t++)
+		cr_assert_eq(pthread_create(&add[t], NULL, th_adder, (void *)(intptr_t)t), 0);
+	for (int t = 0; t < NTH; t++)
+		pthread_join(add[t], NULL);
+	__atomic_store_n(&th_adders_done, 1, __ATOMIC_RELEASE);
+	for (int t = 0; t < NTH; t++)
+		pthread_join(get[t], NULL);
+	cr_assert_eq(th_fail, 0, "a thread failed (%d): %s (EAGAIN retries %d, running cap %u)", th_fail,
+		     strerror(th_errno), th_eagain, kt_backend_info()->limits[KEVENT_LIMIT_RUNNING].cap);
+	for (int i = 0; i < NTH * PER; i++)
+		cr_assert_eq(th_seen[i], 1u, "event %d delivered %u times", i, th_seen[i]);
+	cr_assert_eq(kt_queue_kevents(th_kfd), 0u);
+	close(th_kfd);
+}
+
+/* D16: parked waiters are served in arrival order. */
+struct waiter {
+	int kfd;
+	unsigned int min_nr, max_nr;
+	int ret;
+	__u32 cookie[4];
+	volatile int done;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+	struct ukevent out[4];
+
+	w->ret = kevent_get_events(w->kfd, w->min_nr, w->max_nr, KT_MS(30000), out, 0);
+	for (int k = 0; k < w->ret && k < 4; k++)
+		w->cookie[k] = out[k].user[0];
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait until the backend reports n more waiters than base (or give it time). */
+static void await_waiters(__u64 base, unsigned int n)
+{
+	int fd = kt_open(O_RDWR);
+	struct kevent_info i;
+	__u64 end = kt_now_ns() + KT_MS(3000);
+
+	do {
+		kt_info(fd, &i);
+		if (i.live_waiters >= base + n)
+			break;
+		kt_sleep_ms(5);
+	} while (kt_now_ns() < end);
+	close(fd);
+	kt_sleep_ms(100);	/* the backend may count before it parks */
+}
+
+static __u64 live_waiters(void)
+{
+	int fd = kt_open(O_RDWR);
+	struct kevent_info i;
+
+	kt_info(fd, &i);
+	close(fd);
+	return i.live_waiters;
+}
+
+static int is_done(struct waiter *w)
+{
+	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+}
+
+KTEST(share, waiters_arrival_order)
+{
+	int kfd = kt_open(O_RDWR), p[3][2];
+	struct waiter a = { .kfd = kfd, .min_nr = 1, .max_nr = 1 };
+	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 1 };
+	pthread_t ta, tb;
+
+	for (int i = 0; i < 3; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
+	}
+	__u64 base = live_waiters();
+	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
+	await_waiters(base, 1);
+	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
+	await_waiters(base, 2);
+	kt_write1(p[0][1]);
+	__u64 end = kt_now_ns() + KT_MS(10000);
+	while (!is_done(&a) && kt_now_ns() < end)
+		kt_sleep_ms(2);
+	cr_assert(is_done(&a), "the oldest waiter was not served first (D16)");
+	cr_assert_eq(a.ret, 1);
+	cr_assert_eq(a.cookie[0], 0u);
+	kt_sleep_ms(200);
+	cr_assert(!is_done(&b), "the second waiter returned (%d) with nothing left for it", b.ret);
+	kt_write1(p[1][1]);
+	pthread_join(tb, NULL);
+	pthread_join(ta, NULL);
+	cr_assert_eq(b.ret, 1);
+	cr_assert_eq(b.cookie[0], 1u);
+	close(kfd);
+}
+
+/* D16: the oldest waiter whose min_nr is met, not simply the oldest. */
+KTEST(share, waiters_min_nr_met_first)
+{
+	int kfd = kt_open(O_RDWR), p[3][2];
+	struct waiter a = { .kfd = kfd, .min_nr = 2, .max_nr = 4 };
+	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 4 };
+	pthread_t ta, tb;
+
+	for (int i = 0; i < 3; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
+	}
+	__u64 base = live_waiters();
+	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
+	await_waiters(base, 1);
+	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
+	await_waiters(base, 2);
+	kt_write1(p[0][1]);
+	pthread_join(tb, NULL);
+	cr_assert_eq(b.ret, 1, "the waiter with min_nr 1 got %d", b.ret);
+	cr_assert_eq(b.cookie[0], 0u);
+	cr_assert(!is_done(&a), "the min_nr 2 waiter returned (%d) with one event", a.ret);
+	kt_write1(p[1][1]);
+	kt_sleep_ms(200);
+	cr_assert(!is_done(&a), "the min_nr 2 waiter returned with one ready (%d)", a.ret);
+	kt_write1(p[2][1]);
+	pthread_join(ta, NULL);
+	cr_assert_eq(a.ret, 2, "min_nr 2 waiter: %d", a.ret);
+	close(kfd);
+}
+
+/* D32: every poll() watcher is woken. */
+static int pw_kfd;
+static void *poll_watcher(void *arg)
+{
+	*(int *)arg = kt_poll1(pw_kfd, POLLIN, 20000);
+	return NULL;
+}
+
+KTEST(share, every_poller_woken)
+{
+	pthread_t t[3];
+	int re[3] = { 0 };
+
+	pw_kfd = kt_open(O_RDWR);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, poll_watcher, &re[i]), 0);
+	kt_sleep_ms(200);
+	kt_add_queued(pw_kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1));
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert(re[i] & POLLIN, "poller %d not woken (revents %#x)", i, re[i]);
+	}
+	close(pw_kfd);
+}
+
+/* D17: close() while another thread is blocked: that call completes normally. */
+KTEST(share, close_while_blocked)
+{
+	int kfd = kt_open(O_RDWR);
+	struct waiter w = { .kfd = kfd, .min_nr = 1, .max_nr = 2 };
+	pthread_t t;
+
+	kt_add_queued(kfd, kt_uk_timer(500, KEVENT_REQ_ONESHOT, 77));
+	__u64 base = live_waiters();
+	cr_assert_eq(pthread_create(&t, NULL, waiter_fn, &w), 0);
+	await_waiters(base, 1);
+	close(kfd);
+	pthread_join(t, NULL);
+	cr_assert_eq(w.ret, 1, "the blocked call after close(): %d (%s)", w.ret,
+		     w.ret < 0 ? strerror(errno) : "-");
+	cr_assert_eq(w.cookie[0], 77u, "the queue was released under the blocked call");
+}
+
+/* Close with kevents pending (ready and waiting): later queues are clean. */
+KTEST(share, close_with_pending)
+{
+	int p[2];
+
+	kt_pipe(p);
+	for (int round = 0; round < 3; round++) {
+		int kfd = kt_open(O_RDWR);
+		for (int i = 0; i < 20; i++) {
+			kt_add_queued(kfd, kt_uk_timer(1 + (unsigned)i, i & 1 ? KEVENT_REQ_ONESHOT : 0, (__u32)i));
+			kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 100u + (unsigned)i));
+		}
+		kt_write1(p[1]);
+		cr_assert(kt_wait_ready(kfd, 20, 5000));
+		close(kfd);
+		kt_read_all(p[0]);
+	}
+	int kfd = kt_open(O_RDWR);
+	struct kevent_info i;
+	kt_info(kfd, &i);
+	cr_assert_eq(i.queue_kevents, 0u);
+	cr_assert_eq(i.queue_ready, 0u);
+	kt_write1(p[1]);
+	struct ukevent out[4];
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(200), out), 0, "a closed queue's kevent reached a new queue");
+	close(kfd);
+}
+
+KTEST(share, queues_independent)
+{
+	int k1 = kt_open(O_RDWR), k2 = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(50, KEVENT_REQ_ONESHOT, 5), out[2];
+
+	kt_add_queued(k1, t);
+	cr_assert_eq(kt_queue_kevents(k2), 0u);
+	struct ukevent r = t;
+	cr_assert_eq(kevent_ctl(k2, KEVENT_CTL_REMOVE, 1, &r), -1, "REMOVE on an empty queue: num > kevent_num");
+	kt_add_queued(k2, kt_uk_timer(3600000, 0, 6));
+	r = t;
+	kt_ctl1(k2, KEVENT_CTL_REMOVE, &r, 0);
+	cr_assert_eq(r.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "REMOVE matched another queue's kevent");
+	cr_assert_eq(kt_get(k2, 1, 2, KT_MS(300), out), 0, "another queue's event arrived");
+	cr_assert_eq(kt_get(k1, 1, 2, KT_MS(5000), out), 1);
+	close(k1);
+	close(k2);
+}
+
+/* O_RDONLY opens work for every ioctl (2.9). */
+KTEST(share, rdonly_queue_works)
+{
+	int kfd = kt_open(O_RDONLY);
+	struct ukevent out[2];
+
+	kt_add_queued(kfd, kt_uk_timer(30, KEVENT_REQ_ONESHOT, 1));
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1);
+	close(kfd);
+}
+
+/* Another uid cannot reach this queue: not its kevents, not its ring (B5). */
+struct uid_arg {
+	char shm[112];
+	__u32 cookie;
+};
+
+static int child_as_nobody(void *a)
+{
+	struct uid_arg *u = a;
+
+	if (setgroups(0, NULL) != 0 || setgid(KT_NOBODY) != 0 || setuid(KT_NOBODY) != 0)
+		return 10;
+	if (u->shm[0]) {
+		int f = open(u->shm, O_RDONLY | O_CLOEXEC);
+		if (f >= 0)
+			return 11;	/* another uid read the ring object */
+		if (errno != EACCES && errno != EPERM)
+			return 12;
+	}
+	int kfd = open(kt_device(), O_RDWR | O_CLOEXEC);
+	if (kfd < 0)
+		return errno == EACCES || errno == EPERM ? 0 : 13;
+	struct ukevent out[4], uk = kt_uk_timer(3600000, 0, u->cookie);
+	if (kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk) != 0)
+		return 14;
+	uk = kt_uk_timer(3600000, 0, u->cookie);
+	uk.id.raw[0] = 40;
+	if (kevent_ctl(kfd, KEVENT_CTL_REMOVE, 1, &uk) != 0 || !(uk.ret_flags & KEVENT_RET_BROKEN))
+		return 15;	/* matched the other uid's kevent */
+	if (kevent_get_events(kfd, 1, 4, KT_MS(300), out, 0) != 0)
+		return 16;	/* got the other uid's event */
+	close(kfd);
+	return 0;
+}
+
+KTEST(share, other_uid_kept_out)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to setuid(nobody) in a child (running as uid %d)", (int)geteuid());
+	int kfd = kt_open(O_RDWR);
+	struct uid_arg u = { .cookie = 9 };
+	struct ukevent out[2];
+
+	kt_add_queued(kfd, kt_uk_timer(40, KEVENT_REQ_ONESHOT, 9));
+	if (kt_backend() == KEVENT_BACKEND_CUSE) {
+		struct kevent_ring_shm shm;
+		memset(&shm, 0, sizeof(shm));
+		cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_RING_SHM, &shm), 0);
+		memcpy(u.shm, shm.path, sizeof(u.shm));
+	}
+	in_child(child_as_nobody, &u, "uid nobody");
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "our event was taken by another uid");
+	cr_assert_eq(out[0].user[0], 9u);
+	close(kfd);
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The socket origin (A3 extension, A8): ACCEPT when a listening socket is
+ * readable, RECV when readable (data or EOF), SEND when writable, POLLERR
+ * -> BROKEN|DONE; one rule for TCP over loopback and AF_UNIX.
+ */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#define S(x) KEVENT_SOCKET_##x
+
+struct conn {
+	int lst, cli, srv;
+};
+
+static int make_listener(int family, struct sockaddr_storage *ss, socklen_t *len)
+{
+	int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert(l >= 0, "socket: %s", strerror(errno));
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*len = sizeof(*in);
+	} else {
+		struct sockaddr_un *un = (struct sockaddr_un *)ss;
+
+		un->sun_family = AF_UNIX;
+		/* abstract name, unique per process */
+		int n = snprintf(un->sun_path + 1, sizeof(un->sun_path) - 1, "kt-sock-%d", (int)getpid());
+		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	}
+	cr_assert_eq(bind(l, (struct sockaddr *)ss, *len), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(l, 8), 0);
+	if (family == AF_INET)
+		cr_assert_eq(getsockname(l, (struct sockaddr *)ss, len), 0);
+	return l;
+}
+
+static struct ukevent get_one(int kfd, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+
+	cr_assert_eq(n, 1, "%s: got %d events, want 1", what, n);
+	return out[0];
+}
+
+static void assert_quiet(int kfd, unsigned int ms, const char *what)
+{
+	struct ukevent out[4];
+
+	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(ms), out), 0, "%s: an event fired", what);
+}
+
+static void connect_accept(int family, int kfd, struct conn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	c->lst = make_listener(family, &ss, &len);
+	struct ukevent acc = kt_uk(KEVENT_SOCKET, (__u32)c->lst, 0, S(ACCEPT), 0, 1);
+	kt_add_queued(kfd, acc);
+	assert_quiet(kfd, 100, "listener without a connection");
+	c->cli = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(c->cli >= 0);
+	cr_assert_eq(connect(c->cli, (struct sockaddr *)&ss, len), 0, "connect: %s", strerror(errno));
+	struct ukevent e = get_one(kfd, "ACCEPT");
+	cr_assert_eq(e.type, (__u32)KEVENT_SOCKET);
+	cr_assert_eq(e.id.raw[0], (__u32)c->lst);
+	cr_assert_eq(e.user[0], 1u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ACCEPT ret_flags %#x", e.ret_flags);
+	c->srv = accept4(c->lst, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert(c->srv >= 0, "accept after ACCEPT: %s", strerror(errno));
+	kt_remove(kfd, acc);
+}
+
+static void recv_send_case(int family)
+{
+	int kfd = kt_open(O_RDWR);
+	struct conn c;
+	char buf[65536];
+
+	signal(SIGPIPE, SIG_IGN);
+	connect_accept(family, kfd, &c);
+	/* RECV on data. */
+	struct ukevent rcv = kt_uk(KEVENT_SOCKET, (__u32)c.srv, 0, S(RECV), 0, 2);
+	kt_add_queued(kfd, rcv);
+	assert_quiet(kfd, 100, "RECV with nothing sent");
+	cr_assert_eq(send(c.cli, "hello", 5, 0), 5);
+	struct ukevent e = get_one(kfd, "RECV data");
+	cr_assert_eq(e.user[0], 2u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "RECV ret_flags %#x", e.ret_flags);
+	cr_assert_eq(recv(c.srv, buf, sizeof(buf), 0), 5);
+	/* SEND: writable at ADD is answered at once. */
+	struct ukevent snd = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(SEND), 0, 3);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &snd), 1, "SEND on a writable socket: ready at ADD");
+	cr_assert_eq(snd.ret_flags, (__u32)KEVENT_RET_DONE);
+	/* Fill the client's send path, then SEND fires once the server drains. */
+	fcntl(c.cli, F_SETFL, O_NONBLOCK);
+	while (send(c.cli, buf, sizeof(buf), 0) > 0)
+		;
+	cr_assert_eq(errno, EAGAIN);
+	snd = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(SEND), 0, 3);
+	kt_add_queued(kfd, snd);
+	/* RECV fired for the bulk data; take it. */
+	e = get_one(kfd, "RECV of bulk data");
+	cr_assert_eq(e.user[0], 2u);
+	fcntl(c.srv, F_SETFL, O_NONBLOCK);
+	int got = 0;
+	for (int i = 0; i < 2000 && !got; i++) {
+		while (recv(c.srv, buf, sizeof(buf), 0) > 0)
+			;
+		struct ukevent out[4];
+		int n = kt_get(kfd, 1, 4, KT_MS(10), out);
+		for (int k = 0; k < n; k++)
+			if (out[k].user[0] == 3u) {
+				cr_assert_eq(out[k].ret_flags, (__u32)KEVENT_RET_DONE);
+				got = 1;
+			}
+	}
+	cr_assert(got, "SEND did not fire after the peer drained");
+	kt_remove(kfd, snd);
+	/* RECV on EOF. */
+	while (recv(c.srv, buf, sizeof(buf), 0) > 0)
+		;
+	struct ukevent out[4];
+	while (kt_get(kfd, 0, 4, 0, out) > 0)
+		;
+	shutdown(c.cli, SHUT_WR);
+	/* Data still in flight may come first; each arrival and the FIN fire RECV. */
+	int eof = 0;
+	for (int i = 0; i < 1000 && !eof; i++) {
+		int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+		cr_assert(n > 0, "RECV did not fire on EOF");
+		for (int k = 0; k < n; k++) {
+			if (out[k].user[0] != 2u)
+				continue;
+			ssize_t rn;
+			while ((rn = recv(c.srv, buf, sizeof(buf), 0)) > 0)
+				;
+			if (rn == 0)
+				eof = 1;
+		}
+	}
+	cr_assert(eof, "RECV on EOF");
+	close(c.cli);
+	close(c.srv);
+	close(c.lst);
+	close(kfd);
+}
+
+KTEST(socket, tcp_accept_recv_send)
+{
+	kt_require_type(KEVENT_SOCKET);
+	recv_send_case(AF_INET);
+}
+
+KTEST(socket, unix_accept_recv_send)
+{
+	kt_require_type(KEVENT_SOCKET);
+	recv_send_case(AF_UNIX);
+}
+
+/* POLLERR on the socket -> BROKEN|DONE (A8): a TCP reset. */
+KTEST(socket, tcp_reset_breaks)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR);
+	struct conn c;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	connect_accept(AF_INET, kfd, &c);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)c.srv, 0, S(RECV), 0, 5));
+	cr_assert_eq(setsockopt(c.cli, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(c.cli);	/* RST */
+	struct ukevent e = get_one(kfd, "reset");
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "RST gave ret_flags %#x",
+		     e.ret_flags);
+	close(c.srv);
+	close(c.lst);
+	close(kfd);
+}
+
+KTEST(socket, accept_refires)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = make_listener(AF_UNIX, &ss, &len);
+
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)l, 0, S(ACCEPT), 0, 1));
+	for (int i = 0; i < 3; i++) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert_eq(connect(c, (struct sockaddr *)&ss, len), 0);
+		get_one(kfd, "connection");
+		int a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		cr_assert(a >= 0);
+		close(a);
+		close(c);
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	close(l);
+	close(kfd);
+}
+
+/* A7 for sockets: no FIN until REMOVE. */
+KTEST(socket, held_socket_no_fin_until_remove)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR);
+	struct conn c;
+	char buf[16];
+
+	connect_accept(AF_INET, kfd, &c);
+	struct ukevent rcv = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(RECV), 0, 9);
+	kt_add_queued(kfd, rcv);
+	close(c.cli);
+	cr_assert_eq(kt_poll1(c.srv, POLLIN, 300), 0, "the peer saw a FIN after the client's close (A7)");
+	/* The held socket still works as the kevent's source. */
+	cr_assert_eq(send(c.srv, "x", 1, 0), 1);
+	struct ukevent e = get_one(kfd, "held socket");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE);
+	kt_remove(kfd, rcv);
+	cr_assert(kt_poll1(c.srv, POLLIN, 10000) & (POLLIN | POLLHUP | POLLERR), "no FIN after REMOVE");
+	cr_assert(recv(c.srv, buf, sizeof(buf), 0) <= 0, "FIN expected");
+	close(c.srv);
+	close(c.lst);
+	close(kfd);
+}

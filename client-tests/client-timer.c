@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The timer origin (A9): period id.raw[0] in ms, ONESHOT vs periodic,
+ * ret_data[0] = CLOCK_MONOTONIC ms mod 2^32 at the expiry, merged expiries
+ * keep the last time, period 0 and an event without FIRED fail -EINVAL.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+static __s32 ms_diff(__u32 later, __u32 earlier)
+{
+	return (__s32)(later - earlier);	/* modulo 2^32 */
+}
+
+KTEST(timer, oneshot_fires_once)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1), out[2];
+
+	__u32 t_add = kt_now_ms32();
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(kt_get(kfd, 1, 2, 0, out), 0, "a 50 ms timer fired after 0 ms");
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "a 50 ms timer did not fire within 5 s");
+	__u32 t_got = kt_now_ms32();
+	cr_assert_eq(out[0].type, (__u32)KEVENT_TIMER);
+	cr_assert_eq(out[0].id.raw[0], 50u);
+	cr_assert_eq(out[0].user[0], 1u);
+	cr_assert_eq(out[0].ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", out[0].ret_flags);
+	__s32 d = ms_diff(out[0].ret_data[0], t_add);
+	cr_assert(d >= 49, "expiry stamp %u is %d ms after ADD, want >= 50 (CLOCK_MONOTONIC ms)",
+		  out[0].ret_data[0], d);
+	cr_assert(ms_diff(t_got, out[0].ret_data[0]) >= -1, "expiry stamp %u after the read at %u",
+		  out[0].ret_data[0], t_got);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a delivered ONESHOT timer stays registered");
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(300), out), 0, "a ONESHOT timer fired twice");
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 99));	/* so that REMOVE num 1 is legal */
+	struct ukevent r = uk;
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &r, 0);
+	cr_assert_eq(r.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	close(kfd);
+}
+
+KTEST(timer, periodic_refires)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+	__u32 stamp[4], called[4], back[4];
+
+	/*
+	 * The i-th delivery is of the (i+1)-th expiry or a later one, so its
+	 * stamp is at least ADD + 30 (i+1) ms; after a dequeue only a later
+	 * expiry can fire, so each stamp is at least the time the previous
+	 * GET_EVENTS was called; and no stamp lies after its delivery.
+	 */
+	__u32 t_add = kt_now_ms32();
+	kt_add_queued(kfd, kt_uk_timer(30, 0, 2));
+	for (int i = 0; i < 4; i++) {
+		called[i] = kt_now_ms32();
+		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "periodic expiry %d missing", i);
+		back[i] = kt_now_ms32();
+		cr_assert_eq(out[0].user[0], 2u);
+		stamp[i] = out[0].ret_data[0];
+	}
+	for (int i = 0; i < 4; i++) {
+		__s32 d = ms_diff(stamp[i], t_add);
+		cr_assert(d >= 30 * (i + 1) - 1, "delivery %d stamped %d ms after ADD (period 30)", i, d);
+		cr_assert(ms_diff(back[i], stamp[i]) >= -1, "delivery %d stamped after it returned", i);
+		if (i)
+			cr_assert(ms_diff(stamp[i], called[i - 1]) >= -1,
+				  "delivery %d stamped %d ms before the previous dequeue", i,
+				  -ms_diff(stamp[i], called[i - 1]));
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "a periodic timer must stay registered");
+	struct ukevent r = kt_uk_timer(30, 0, 2);
+	kt_remove(kfd, r);
+	/* A pending fire is dropped with it, and no later one comes. */
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(200), out), 0, "a removed timer fired");
+	close(kfd);
+}
+
+/* Expiries while the kevent is ready merge into one; the last time is kept. */
+KTEST(timer, merged_expiries_keep_last_time)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[4];
+
+	__u32 t_add = kt_now_ms32();
+	kt_add_queued(kfd, kt_uk_timer(10, 0, 3));
+	kt_sleep_ms(300);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "merged expiries must give one event");
+	__s32 d = ms_diff(out[0].ret_data[0], t_add);
+	cr_assert(d >= 150, "stamp %d ms after ADD after 300 ms of 10 ms expiries: not the last expiry", d);
+	close(kfd);
+}
+
+KTEST(timer, period_zero_einval)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk[2] = { kt_uk_timer(0, 0, 1), kt_uk_timer(0, KEVENT_REQ_ONESHOT, 2) };
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+		cr_assert_eq(uk[i].ret_data[1], (__u32)-EINVAL, "period 0: ret_data[1] %d",
+			     (int)uk[i].ret_data[1]);
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+KTEST(timer, event_without_fired_einval)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk[2] = { kt_uk(KEVENT_TIMER, 10, 0, 0, 0, 1),
+				 kt_uk(KEVENT_TIMER, 10, 0, 0x6, 0, 2) };
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+		cr_assert_eq(uk[i].ret_data[1], (__u32)-EINVAL, "event %#x: ret_data[1] %d", uk[i].event,
+			     (int)uk[i].ret_data[1]);
+	}
+	/* Extra bits beside FIRED are accepted. */
+	struct ukevent ok = kt_uk(KEVENT_TIMER, 20, 0, KEVENT_MASK_ALL, KEVENT_REQ_ONESHOT, 3);
+	kt_add_queued(kfd, ok);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), uk), 1);
+	close(kfd);
+}
+
+/* A timer is never ready at ADD, even with 1 ms; 1 ms timers are legal. */
+KTEST(timer, one_ms_granularity)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[8];
+
+	for (int i = 0; i < 4; i++)
+		kt_add_queued(kfd, kt_uk_timer(1, KEVENT_REQ_ONESHOT, (__u32)i));
+	int got = 0;
+	while (got < 4) {
+		int n = kt_get(kfd, 1, 8, KT_MS(5000), out);
+		cr_assert(n > 0, "1 ms timers: %d of 4 fired", got);
+		got += n;
+	}
+	cr_assert_eq(got, 4);
+	close(kfd);
+}
+
+/* MODIFY of a timer: the kevent stays a timer and keeps firing (DONE). */
+KTEST(timer, modify_keeps_timer)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(40, 0, 4), out[2];
+
+	kt_add_queued(kfd, uk);
+	uk.req_flags = KEVENT_REQ_ONESHOT;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "MODIFY to ONESHOT not applied");
+	close(kfd);
+}

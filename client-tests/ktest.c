@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The client suite's shared helpers; see ktest.h. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+const char *kt_device(void)
+{
+	const char *p = getenv("KEVENT_DEVICE");
+
+	return p && *p ? p : KEVENT_DEVICE_DEFAULT;
+}
+
+static struct kevent_info backend_info;
+static int backend_known;
+
+const struct kevent_info *kt_backend_info(void)
+{
+	if (!backend_known) {
+		int fd = kt_open(O_RDWR);
+
+		kt_info(fd, &backend_info);
+		close(fd);
+		backend_known = 1;
+	}
+	return &backend_info;
+}
+
+void ktest_require(int rev)
+{
+	const char *dev = kt_device();
+
+	if (access(dev, F_OK) != 0) {
+		if (!strcmp(dev, KEVENT_DEVICE_DEFAULT))
+			cr_skip_test("no /dev/kevent: run through tests/vm/guest");
+		cr_skip_test("no %s (KEVENT_DEVICE): run through tests/vm/guest", dev);
+	}
+	if (kt_backend_info()->abi_revision != (__u32)rev)
+		cr_skip_test("ABI revision %d test, backend serves revision %u",
+			     rev, kt_backend_info()->abi_revision);
+}
+
+int kt_open(int flags)
+{
+	int fd = open(kt_device(), flags | O_CLOEXEC);
+
+	cr_assert(fd >= 0, "open(%s, %#x): %s", kt_device(), flags, strerror(errno));
+	return fd;
+}
+
+void kt_info(int fd, struct kevent_info *info)
+{
+	int r = kevent_info(fd, info);
+
+	cr_assert_eq(r, 0, "KEVENT_IOC_INFO: %s", strerror(errno));
+}
+
+unsigned int kt_backend(void)
+{
+	return kt_backend_info()->backend;
+}
+
+const char *kt_backend_name(unsigned int backend)
+{
+	switch (backend) {
+	case KEVENT_BACKEND_CORE: return "core";
+	case KEVENT_BACKEND_CUSE: return "cuse";
+	case KEVENT_BACKEND_MODULE: return "module";
+	}
+	return "unknown";
+}
+
+void ktest_only_backend(unsigned int backend, const char *reason)
+{
+	if (kt_backend() != backend)
+		cr_skip_test("%s (backend here: %s)", reason, kt_backend_name(kt_backend()));
+}
+
+void kt_require_type(unsigned int type)
+{
+	if (!(kt_backend_info()->supported_types & (1u << type)))
+		cr_skip_test("type %u not in INFO supported_types %#x of the %s backend",
+			     type, kt_backend_info()->supported_types,
+			     kt_backend_name(kt_backend()));
+}
+
+void kt_require_feature(unsigned int feat, const char *reason)
+{
+	if (!(kt_backend_info()->features & feat))
+		cr_skip_test("%s (feature %#x not in INFO features %#x, %s backend)", reason,
+			     feat, kt_backend_info()->features, kt_backend_name(kt_backend()));
+}
+
+void kt_require_room(unsigned int limit_idx, unsigned int n)
+{
+	struct kevent_info info;
+	int fd = kt_open(O_RDWR);
+	unsigned int idx[2] = { KEVENT_LIMIT_KEVENTS, limit_idx };
+
+	kt_info(fd, &info);
+	close(fd);
+	for (int i = 0; i < 2; i++) {
+		const struct kevent_limit *l = &info.limits[idx[i]];
+
+		if (l->cap && (l->cap < l->used || l->cap - l->used < n))
+			cr_skip_test("per-uid cap %u: cap %u, used %u, this test needs %u more",
+				     idx[i], l->cap, l->used, n);
+	}
+}
+
+struct ukevent kt_uk(unsigned int type, __u32 id0, __u32 id1, unsigned int event,
+		     unsigned int req_flags, __u32 cookie)
+{
+	struct ukevent uk;
+
+	memset(&uk, 0, sizeof(uk));
+	uk.id.raw[0] = id0;
+	uk.id.raw[1] = id1;
+	uk.type = type;
+	uk.event = event;
+	uk.req_flags = req_flags;
+	uk.user[0] = cookie;
+	uk.user[1] = ~cookie;
+	return uk;
+}
+
+struct ukevent kt_uk_timer(unsigned int ms, unsigned int req_flags, __u32 cookie)
+{
+	return kt_uk(KEVENT_TIMER, ms, 0, KEVENT_TIMER_FIRED, req_flags, cookie);
+}
+
+struct ukevent kt_uk_poll(int fd, unsigned int event, unsigned int req_flags, __u32 cookie)
+{
+	return kt_uk(KEVENT_POLL, (__u32)fd, 0, event, req_flags, cookie);
+}
+
+void kt_ctl1(int kfd, unsigned int cmd, struct ukevent *uk, int want)
+{
+	int r = kevent_ctl(kfd, cmd, 1, uk);
+
+	cr_assert_eq(r, want, "kevent_ctl(cmd %u, 1, type %u id %u) = %d (%s), want %d",
+		     cmd, uk->type, uk->id.raw[0], r, r < 0 ? strerror(errno) : "-", want);
+}
+
+void kt_add_queued(int kfd, struct ukevent uk)
+{
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 0);
+}
+
+void kt_remove(int kfd, struct ukevent uk)
+{
+	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &uk, 0);
+	cr_assert_eq(uk.ret_flags & KEVENT_RET_BROKEN, 0u,
+		     "REMOVE of id %u found no kevent (ret_flags %#x)", uk.id.raw[0], uk.ret_flags);
+}
+
+int kt_get(int kfd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
+	   struct ukevent *buf)
+{
+	int r = kevent_get_events(kfd, min_nr, max_nr, timeout_ns, buf, 0);
+
+	return r < 0 ? -errno : r;
+}
+
+int kt_ioctl(int fd, unsigned long req, void *arg)
+{
+	int r = ioctl(fd, req, arg);
+
+	return r < 0 ? -errno : r;
+}
+
+unsigned int kt_queue_kevents(int kfd)
+{
+	struct kevent_info info;
+
+	kt_info(kfd, &info);
+	return info.queue_kevents;
+}
+
+unsigned int kt_queue_ready(int kfd)
+{
+	struct kevent_info info;
+
+	kt_info(kfd, &info);
+	return info.queue_ready;
+}
+
+int kt_wait_ready(int kfd, unsigned int n, unsigned int ms)
+{
+	__u64 end = kt_now_ns() + KT_MS(ms);
+
+	do {
+		if (kt_queue_ready(kfd) >= n)
+			return 1;
+		kt_sleep_ms(2);
+	} while (kt_now_ns() < end);
+	return kt_queue_ready(kfd) >= n;
+}
+
+__u64 kt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+__u32 kt_now_ms32(void)
+{
+	return (__u32)(kt_now_ns() / 1000000ULL);
+}
+
+void kt_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void kt_pipe(int p[2])
+{
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+}
+
+void kt_socketpair(int type, int sv[2])
+{
+	cr_assert_eq(socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv), 0,
+		     "socketpair: %s", strerror(errno));
+}
+
+void kt_write1(int fd)
+{
+	char c = 'x';
+
+	cr_assert_eq(write(fd, &c, 1), 1, "write: %s", strerror(errno));
+}
+
+void kt_read_all(int fd)
+{
+	char buf[4096];
+
+	while (kt_poll1(fd, POLLIN, 0) & POLLIN) {
+		if (read(fd, buf, sizeof(buf)) <= 0)
+			break;
+	}
+}
+
+int kt_poll1(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int r = poll(&p, 1, ms);
+
+	cr_assert(r >= 0, "poll: %s", strerror(errno));
+	return r ? p.revents : 0;
+}
