@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent-device-fuzz: random and mutated ioctl sequences at any /dev/kevent
+ * (the CUSE daemon or the module), then a health check.  It cannot see
+ * inside the backend, so it checks what a client can: no call hangs, the
+ * backend answers a fresh queue correctly afterwards, and the live-object
+ * counters INFO reports are back to what they were before (and the
+ * daemon's open-fd count, when its pid is given).
+ *
+ *   kevent-device-fuzz [-d DEV] [-n ITERATIONS] [-s SEED] [-p DAEMON_PID]
+ *
+ * DEV defaults to $KEVENT_DEVICE, else /dev/kevent.  Exit 0: the backend
+ * survived and a fresh queue works; 1: a check failed; 77: no device.
+ * Nothing here waits for more than KF_MAX_WAIT_MS per call, so a hang is a
+ * backend bug (run it under timeout(1)).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kevent.h>
+
+#define NFD		4
+#define MAX_NUM		64		/* entries in a sane array */
+#define KF_MAX_WAIT_MS	20
+#define UKSZ		sizeof(struct ukevent)
+
+static const char *dev;
+static int fds[NFD] = { -1, -1, -1, -1 };
+static int pipefd[2] = { -1, -1 };
+static unsigned char *page_rw, *page_ro, *page_gone;	/* user memory of every kind */
+static long pagesz;
+static unsigned long long rng_state;
+static unsigned long calls, errors_seen[160];
+/* Any wrapper struct: as large as _IOC_SIZE can say, so no size overruns it. */
+static unsigned char big[0x4000 + 64];
+
+static unsigned int rnd(unsigned int n)
+{
+	/* xorshift64*: reproducible from -s, no libc state */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return n ? (unsigned int)((rng_state * 2685821657736338717ull) >> 33) % n : 0;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "kevent-device-fuzz: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "kevent-device-fuzz: FAIL: %s\n", what);
+	exit(1);
+}
+
+static long do_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	long r = ioctl(fd, cmd, arg);
+
+	calls++;
+	if (r < 0 && errno > 0 && errno < 160)
+		errors_seen[errno]++;
+	return r;
+}
+
+/* ---- user memory: valid, read-only, unmapped, misaligned, NULL ---- */
+
+static void setup_memory(void)
+{
+	pagesz = sysconf(_SC_PAGESIZE);
+	/* 64 usable pages, then 64 of guard: an overrun faults, never corrupts us */
+	page_rw = mmap(NULL, 128 * pagesz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page_rw != MAP_FAILED && mprotect(page_rw + 64 * pagesz, 64 * pagesz, PROT_NONE))
+		die("mprotect");
+	page_ro = mmap(NULL, pagesz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	page_gone = mmap(NULL, pagesz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page_rw == MAP_FAILED || page_ro == MAP_FAILED || page_gone == MAP_FAILED)
+		die("mmap");
+	munmap(page_gone, pagesz);
+	if (pipe(pipefd))
+		die("pipe");
+}
+
+static __u64 pick_addr(size_t len)
+{
+	switch (rnd(10)) {
+	case 0:
+		return 0;
+	case 1:
+		return (__u64)(uintptr_t)page_ro;
+	case 2:
+		return (__u64)(uintptr_t)page_gone;
+	case 3:	/* runs off the end of the mapping */
+		return (__u64)(uintptr_t)(page_rw + 64 * pagesz - UKSZ / 2);
+	case 4:
+		return ~0ull - 7;
+	default:	/* misaligned or not, inside */
+		return (__u64)(uintptr_t)(page_rw + rnd((unsigned int)(32 * pagesz - len)));
+	}
+}
+
+/* A ukevent array that is mostly sane, so calls get past the whole-call checks. */
+static void fill_ukevents(struct ukevent *uk, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&uk[i], 0, sizeof(uk[i]));
+		uk[i].type = rnd(4) ? (rnd(2) ? KEVENT_TIMER : KEVENT_POLL) : rnd(8);
+		uk[i].id.raw[0] = uk[i].type == KEVENT_POLL ? (__u32)pipefd[rnd(2)] : 1 + rnd(5);
+		uk[i].id.raw[1] = rnd(3);
+		uk[i].event = rnd(5) ? (uk[i].type == KEVENT_TIMER ? KEVENT_TIMER_FIRED :
+					KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT) : rnd(0x10000);
+		uk[i].req_flags = rnd(3) ? 0 : (rnd(2) ? KEVENT_REQ_ONESHOT : rnd(0x1000));
+		uk[i].user[0] = rnd(4);
+	}
+}
+
+/* ---- the operations ---- */
+
+static int any_fd(void)
+{
+	int i = (int)rnd(NFD);
+
+	if (fds[i] < 0)
+		fds[i] = open(dev, rnd(4) ? O_RDWR : O_RDONLY | O_NONBLOCK);
+	return fds[i];
+}
+
+static unsigned int pick_size(unsigned int ver0)
+{
+	switch (rnd(12)) {
+	case 0:
+		return rnd(ver0);		/* short */
+	case 1:
+		return ver0 + 1 + rnd(64);	/* longer, tail may be dirty */
+	case 2:
+		return KEVENT_IOC_ARG_MAX + rnd(3);
+	case 3:
+		return rnd(0x4000);
+	default:
+		return ver0;
+	}
+}
+
+static void op_ctl(int fd)
+{
+	struct kevent_ctl_arg *a = (void *)big;
+	unsigned int size = pick_size(KEVENT_CTL_ARG_SIZE_VER0), n = 1 + rnd(MAX_NUM);
+	struct ukevent *uk = (void *)(page_rw + rnd(UKSZ) + 32 * pagesz);
+
+	memset(big, 0, sizeof(big));
+	size &= 0x3fff;
+	fill_ukevents(uk, n);
+	a->cmd = rnd(8) ? rnd(3) : rnd(10);
+	a->num = rnd(10) ? n : (rnd(2) ? 4096 + rnd(3) : 3276 + rnd(2));
+	a->events = rnd(6) ? (__u64)(uintptr_t)uk : pick_addr(n * UKSZ);
+	if (size > sizeof(*a) && !rnd(3))
+		big[size - 1] = (unsigned char)rnd(256);
+	do_ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, size), big);
+}
+
+static void op_get(int fd)
+{
+	struct kevent_get_events_arg a = { 0 };
+	unsigned int max = rnd(MAX_NUM + 1);
+
+	memset(big, 0, sizeof(big));
+	a.max_nr = rnd(12) ? max : 4096 + rnd(10000);
+	a.min_nr = rnd(3) ? 0 : rnd(max + 2);
+	a.timeout_ns = rnd(2) ? 0 : (__u64)rnd(KF_MAX_WAIT_MS) * 1000000;
+	a.events = rnd(5) ? (__u64)(uintptr_t)page_rw : pick_addr(max * UKSZ);
+	a.flags = rnd(4) ? 0 : rnd(0x10000);
+	a.ioc_flags = rnd(6) ? KEVENT_GET_NONBLOCK * rnd(2) : rnd(16);
+	if (a.max_nr > MAX_NUM && a.events == (__u64)(uintptr_t)page_rw)
+		a.max_nr = MAX_NUM;	/* page_rw holds 64 pages: never overrun */
+	memcpy(big, &a, sizeof(a));
+	do_ioctl(fd, rnd(8) ? KEVENT_IOC_GET_EVENTS :
+		 _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS,
+		      pick_size(KEVENT_GET_EVENTS_ARG_SIZE_VER0) & 0x3fff),
+		 rnd(20) ? (void *)big : (void *)page_gone);
+}
+
+static void op_other(int fd)
+{
+	unsigned char *buf = big;
+	struct kevent_set_abi *s = (void *)buf;
+	void *ring;
+
+	memset(buf, 0, sizeof(big));
+	switch (rnd(6)) {
+	case 0:
+		do_ioctl(fd, KEVENT_IOC_INFO, buf);
+		break;
+	case 1:
+		do_ioctl(fd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO,
+				  pick_size(KEVENT_INFO_SIZE_VER0) & 0x3fff),
+			 rnd(10) ? (void *)buf : (void *)page_ro);
+		break;
+	case 2:
+		do_ioctl(fd, KEVENT_IOC_RING_SHM, buf);
+		break;
+	case 3:
+		s->revision = rnd(4) ? KEVENT_ABI_REVISION : rnd(4);
+		s->flags = rnd(3);
+		do_ioctl(fd, KEVENT_IOC_SET_ABI, buf);
+		break;
+	case 4:	/* any number at all */
+		do_ioctl(fd, (unsigned long)rnd(0xffffffffu) | (rnd(2) ? 0xbe00u : 0), buf);
+		break;
+	default:
+		ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (ring != MAP_FAILED)
+			munmap(ring, KEVENT_RING_SIZE);
+		break;
+	}
+}
+
+/* A child that uses the inherited queues for a moment, then exits. */
+static void op_fork(void)
+{
+	pid_t pid = fork();
+	int i, st;
+
+	if (pid < 0)
+		return;
+	if (!pid) {
+		for (i = 0; i < 20; i++)
+			op_ctl(any_fd());
+		_exit(0);
+	}
+	if (rnd(2))
+		waitpid(pid, &st, 0);	/* else reaped later, maybe after a close */
+}
+
+static void one_step(void)
+{
+	int fd = any_fd(), i = (int)rnd(NFD);
+
+	if (fd < 0)
+		return;
+	switch (rnd(20)) {
+	case 0:
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+		break;
+	case 1:
+		op_fork();
+		break;
+	case 2:
+		if (write(pipefd[1], "x", 1) < 0 && errno != EAGAIN)
+			die("write");
+		break;
+	case 3:
+	case 4:
+	case 5:
+		op_other(fd);
+		break;
+	case 6:
+	case 7:
+	case 8:
+	case 9:
+	case 10:
+		op_get(fd);
+		break;
+	default:
+		op_ctl(fd);
+		break;
+	}
+}
+
+/* ---- checks ---- */
+
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int info_of(int fd, struct kevent_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return (int)ioctl(fd, KEVENT_IOC_INFO, info);
+}
+
+/* A fresh queue works: INFO, a 1 ms ONESHOT timer, its event within 2 s. */
+static void check_fresh_queue(void)
+{
+	struct ukevent uk = { 0 };
+	struct kevent_ctl_arg c = { KEVENT_CTL_ADD, 1, (__u64)(uintptr_t)&uk };
+	struct kevent_get_events_arg g = { 1, 1, 2000000000ull, (__u64)(uintptr_t)&uk, 0, 0 };
+	struct kevent_info info;
+	int fd = open(dev, O_RDWR);
+
+	if (fd < 0)
+		die("open of a fresh queue");
+	if (info_of(fd, &info) || info.abi_revision != KEVENT_ABI_REVISION ||
+	    info.queue_kevents)
+		fail("INFO on a fresh queue");
+	uk.type = KEVENT_TIMER;
+	uk.event = KEVENT_TIMER_FIRED;
+	uk.req_flags = KEVENT_REQ_ONESHOT;
+	uk.id.raw[0] = 1;
+	uk.user[0] = 0xfeed;
+	if (ioctl(fd, KEVENT_IOC_CTL, &c) != 0)
+		fail("ADD of a timer on a fresh queue");
+	memset(&uk, 0, sizeof(uk));
+	if (ioctl(fd, KEVENT_IOC_GET_EVENTS, &g) != 1 || uk.user[0] != 0xfeed ||
+	    !(uk.ret_flags & KEVENT_RET_DONE))
+		fail("the timer of a fresh queue did not fire");
+	close(fd);
+}
+
+/* The backend's live objects, seen from a queue of our own (counted too). */
+static void live_objects(struct kevent_info *info)
+{
+	int fd = open(dev, O_RDONLY);
+
+	if (fd < 0 || info_of(fd, info))
+		die("INFO");
+	close(fd);
+}
+
+static bool back_to(const struct kevent_info *before, const struct kevent_info *after,
+		    pid_t daemon, int fds_before)
+{
+	return after->live_queues <= before->live_queues &&
+	       after->live_kevents <= before->live_kevents &&
+	       after->live_waiters <= before->live_waiters &&
+	       (!daemon || count_fds(daemon) <= fds_before);
+}
+
+static void close_all(void)
+{
+	int i, st;
+
+	for (i = 0; i < NFD; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+	while (waitpid(-1, &st, 0) > 0)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iterations = 20000, i;
+	struct kevent_info before, after;
+	pid_t daemon = 0;
+	int opt, fd, fds_before = -1, tries;
+
+	dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : "/dev/kevent";
+	rng_state = (unsigned long long)time(NULL) | 1;
+	while ((opt = getopt(argc, argv, "d:n:s:p:")) != -1) {
+		switch (opt) {
+		case 'd': dev = optarg; break;
+		case 'n': iterations = strtoul(optarg, NULL, 0); break;
+		case 's': rng_state = strtoull(optarg, NULL, 0) | 1; break;
+		case 'p': daemon = (pid_t)atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: %s [-d DEV] [-n N] [-s SEED] [-p DAEMON_PID]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	printf("kevent-device-fuzz: %s, %lu iterations, seed %llu\n", dev, iterations, rng_state);
+	fd = open(dev, O_RDWR);
+	if (fd < 0) {
+		fprintf(stderr, "kevent-device-fuzz: %s: %s (skipped)\n", dev, strerror(errno));
+		return 77;
+	}
+	close(fd);
+	live_objects(&before);
+	if (daemon)
+		fds_before = count_fds(daemon);
+	signal(SIGPIPE, SIG_IGN);
+	setup_memory();
+	fcntl(pipefd[1], F_SETFL, O_NONBLOCK);
+	for (i = 0; i < iterations; i++)
+		one_step();
+	close_all();
+	check_fresh_queue();
+	/* Releases are asynchronous on CUSE: give the daemon a moment. */
+	for (tries = 0; tries < 50; tries++) {
+		live_objects(&after);
+		if (back_to(&before, &after, daemon, fds_before))
+			break;
+		usleep(100000);
+	}
+	printf("kevent-device-fuzz: %lu calls; live queues %llu -> %llu, kevents %llu -> %llu,"
+	       " waiters %llu -> %llu\n", calls,
+	       (unsigned long long)before.live_queues, (unsigned long long)after.live_queues,
+	       (unsigned long long)before.live_kevents, (unsigned long long)after.live_kevents,
+	       (unsigned long long)before.live_waiters, (unsigned long long)after.live_waiters);
+	for (i = 1; i < 160; i++)
+		if (errors_seen[i])
+			printf("  errno %lu (%s): %lu\n", i, strerror((int)i), errors_seen[i]);
+	if (daemon)
+		printf("kevent-device-fuzz: daemon fds %d -> %d\n", fds_before, count_fds(daemon));
+	if (tries == 50)
+		fail("live objects or daemon fds did not return to the baseline");
+	printf("kevent-device-fuzz: PASS\n");
+	return 0;
+}

@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writes the hand-written seed programs of fuzz/corpus/ (format: prog.h).
+ * Usage: kfuzz-gen-corpus DIR.  Each seed is a function below named after
+ * what it covers; the file name is "seed-" plus that name.  Reproducers of
+ * bugs found by a campaign are not generated: they are kept as found
+ * ("crash-*", "bug-*") next to the seeds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prog.h"
+
+#define ALL_TYPES	0x3f
+#define TEST_TYPES	0x0f	/* SOCKET, INODE, TIMER, POLL: NAIO/AIO refused */
+#define UKSZ		40u
+#define INF		(~0ull)
+
+struct prog {
+	unsigned char b[1 << 20];
+	size_t n;
+};
+
+static struct prog P;
+static const char *outdir;
+
+/* One compact entry (prog.h). */
+struct ent {
+	unsigned char id0, id1, type, fl;
+	unsigned int ev;
+	unsigned char c0, c1;
+	unsigned char g[4];
+};
+
+static void b1(unsigned int v)
+{
+	if (P.n >= sizeof(P.b)) {
+		fprintf(stderr, "program too long\n");
+		exit(1);
+	}
+	P.b[P.n++] = (unsigned char)v;
+}
+
+static void bn(unsigned long long v, unsigned int n)
+{
+	while (n--) {
+		b1(v & 0xff);
+		v >>= 8;
+	}
+}
+
+static void hdr(unsigned int origins, const unsigned char caps[6], unsigned int path)
+{
+	unsigned int i;
+
+	P.n = 0;
+	b1(origins);
+	for (i = 0; i < 6; i++)
+		b1(caps ? caps[i] : 0);
+	b1(path);
+}
+
+static void hdr_plain(void)
+{
+	hdr(TEST_TYPES, NULL, 0);
+}
+
+static void open_q(unsigned int q, unsigned int uid, unsigned int flags)
+{
+	b1(KF_OP_OPEN);
+	b1(q);
+	b1(uid);
+	b1(flags);
+}
+
+static void close_q(unsigned int q)
+{
+	b1(KF_OP_CLOSE);
+	b1(q);
+}
+
+static void poke(unsigned int off, unsigned int n, const struct ent *e)
+{
+	unsigned int i;
+
+	b1(KF_OP_POKE);
+	bn(off, 4);
+	b1(n);
+	for (i = 0; i < n; i++) {
+		b1(e[i].id0);
+		b1(e[i].id1);
+		b1(e[i].type);
+		b1(e[i].fl);
+		bn(e[i].ev, 2);
+		b1(e[i].c0);
+		b1(e[i].c1);
+		bn(e[i].g[0] | e[i].g[1] << 8 | e[i].g[2] << 16 | (unsigned)e[i].g[3] << 24, 4);
+	}
+}
+
+/* n timer entries with ids first, first+1, ... and the given flags. */
+static void poke_seq(unsigned int off, unsigned int n, unsigned int first, unsigned int fl)
+{
+	struct ent e[255];
+	unsigned int i;
+
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		e[i].id0 = (unsigned char)(first + i);
+		e[i].type = KEVENT_TIMER;
+		e[i].fl = (unsigned char)fl;
+		e[i].ev = KEVENT_TIMER_FIRED;
+	}
+	poke(off, n, e);
+}
+
+static void raw(unsigned int off, unsigned int len, unsigned int byte)
+{
+	b1(KF_OP_RAW);
+	bn(off, 4);
+	bn(len, 2);
+	while (len--)
+		b1(byte);
+}
+
+static void fault(unsigned int which, unsigned int lo, unsigned int hi)
+{
+	b1(KF_OP_FAULT);
+	b1(which);
+	bn(lo, 4);
+	bn(hi, 4);
+}
+
+static void ctl_x(unsigned int q, unsigned int uid, unsigned int cmd, unsigned int num,
+		  unsigned int addr, unsigned int sz, unsigned int tail, unsigned int ioc)
+{
+	b1(KF_OP_CTL);
+	b1(q);
+	b1(uid);
+	bn(cmd, 4);
+	bn(num, 4);
+	bn(addr, 4);
+	bn(sz, 2);
+	b1(tail);
+	b1(ioc);
+}
+
+static void ctl(unsigned int q, unsigned int cmd, unsigned int num, unsigned int addr)
+{
+	ctl_x(q, 0, cmd, num, addr, 0, 0, 0);
+}
+
+static void get_x(unsigned int q, unsigned int uid, unsigned int min, unsigned int max,
+		  unsigned long long timeout, unsigned int addr, unsigned int flags,
+		  unsigned int ioc_flags, unsigned int sz, unsigned int tail,
+		  unsigned int ioc, unsigned int park)
+{
+	b1(KF_OP_GET);
+	b1(q);
+	b1(uid);
+	bn(min, 4);
+	bn(max, 4);
+	bn(timeout, 8);
+	bn(addr, 4);
+	bn(flags, 4);
+	bn(ioc_flags, 4);
+	bn(sz, 2);
+	b1(tail);
+	b1(ioc);
+	b1(park);
+}
+
+static void get(unsigned int q, unsigned int min, unsigned int max, unsigned int addr)
+{
+	get_x(q, 0, min, max, 0, addr, 0, 0, 0, 0, 0, 0);
+}
+
+/* A GET_EVENTS that may park (a kwait_req is given). */
+static void get_park(unsigned int q, unsigned int min, unsigned int max,
+		     unsigned long long timeout, unsigned int addr)
+{
+	get_x(q, 0, min, max, timeout, addr, 0, 0, 0, 0, 0, KF_PARK_WR);
+}
+
+static void info(unsigned int q, unsigned int uid, unsigned int sz, unsigned int ioc)
+{
+	b1(KF_OP_INFO);
+	b1(q);
+	b1(uid);
+	bn(sz, 2);
+	b1(ioc);
+}
+
+static void setabi(unsigned int q, unsigned int rev, unsigned int flags,
+		   unsigned long long res, unsigned int sz, unsigned int tail, unsigned int ioc)
+{
+	b1(KF_OP_SETABI);
+	b1(q);
+	b1(0);
+	bn(rev, 4);
+	bn(flags, 4);
+	bn(res, 8);
+	bn(sz, 2);
+	b1(tail);
+	b1(ioc);
+}
+
+static void ioctl_bytes(unsigned int q, unsigned int cmd, unsigned int len,
+			const unsigned char *bytes)
+{
+	unsigned int i;
+
+	b1(KF_OP_IOCTL);
+	b1(q);
+	b1(0);
+	bn(cmd, 4);
+	bn(len, 2);
+	for (i = 0; i < len; i++)
+		b1(bytes ? bytes[i] : 0);
+}
+
+static void fire(unsigned int id0, unsigned int id1, unsigned int data)
+{
+	b1(KF_OP_FIRE);
+	b1(id0);
+	b1(id1);
+	bn(data, 4);
+}
+
+static void brk(unsigned int id0, unsigned int err)
+{
+	b1(KF_OP_BREAK);
+	b1(id0);
+	b1(0);
+	b1(err);
+}
+
+static void clock_us(unsigned int us)
+{
+	b1(KF_OP_CLOCK);
+	bn(us, 4);
+}
+
+static void run(void)
+{
+	b1(KF_OP_RUN);
+}
+
+static void waiter(unsigned int op, unsigned int w)
+{
+	b1(op);
+	b1(w);
+}
+
+static void emit(const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/seed-%s", outdir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(P.b, 1, P.n, f) != P.n || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* ---- the seeds ---- */
+
+static void seed_info(void)
+{
+	hdr(ALL_TYPES, NULL, 0);
+	open_q(0, 0, KF_OPEN_RING);
+	info(0, 0, 0, 0);
+	info(0, 1, 200, 0);			/* larger: zero tail */
+	info(0, 0, KEVENT_IOC_ARG_MAX, 0);
+	info(0, 0, KEVENT_IOC_ARG_MAX + 1, 0);	/* -E2BIG */
+	info(0, 0, 100, 0);			/* below VER0: -EINVAL */
+	info(0, 0, 0, KF_IOC_WRONG_DIR);	/* -ENOTTY */
+	info(0, 0, 0, KF_IOC_WRONG_MAGIC);
+	info(0, 0, 0, KF_IOC_UNKNOWN_NR);
+	info(0, 0, 0, KF_IOC_ARG_NULL | KF_IOC_LEN_PLUS1);	/* _IOR ignores arg */
+	emit("info");
+}
+
+static void seed_add_fire_get(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING | KF_OPEN_NOTIFY);
+	poke_seq(0, 3, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	fire(1, 0, 7);
+	fire(2, 0, 8);
+	fire(1, 0, 9);				/* merge: no ring slot (D3) */
+	get(0, 0, 10, 4000);
+	fire(1, 0, 10);				/* edge-like re-fire (A6) */
+	get(0, 1, 1, 4000);
+	close_q(0);
+	emit("add-fire-get");
+}
+
+static void seed_add_answers(void)
+{
+	struct ent e[6];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .fl = KF_E_READY_ADD, .ev = 1 };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_POLL, .fl = KF_E_FAIL_ATT, .ev = 1 };
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_NAIO, .ev = 1 };	/* no origin */
+	e[3] = (struct ent){ .id0 = 4, .type = 9, .ev = 1 };		/* >= KEVENT_MAX */
+	e[4] = (struct ent){ .id0 = 5, .type = KEVENT_SOCKET, .fl = KF_E_GARBAGE, .ev = 1,
+			     .g = { 0xff, 0x12, 0x34, 0x56 } };	/* input ret_* ignored */
+	e[5] = (struct ent){ .id0 = 6, .type = KEVENT_INODE, .fl = KF_E_READY_ADD | KF_E_GARBAGE,
+			     .c0 = 9, .g = { 3, 4, 5, 6 } };
+	hdr_plain();
+	open_q(1, 2, KF_OPEN_RING);
+	poke(100, 6, e);
+	ctl_x(1, 2, KEVENT_CTL_ADD, 6, 100, 0, 0, 0);	/* compacts 5 to the front */
+	info(1, 2, 0, 0);
+	close_q(1);
+	emit("add-answers");
+}
+
+static void seed_remove_modify(void)
+{
+	struct ent e[4];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1 };	/* duplicate (D6) */
+	e[2] = (struct ent){ .id0 = 2, .type = KEVENT_POLL, .ev = 1, .c0 = 2 };
+	e[3] = (struct ent){ .id0 = 3, .type = KEVENT_POLL, .ev = 1 };
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke(0, 4, e);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);
+	/* MODIFY: ready at once, refused by the origin, no match (D7: cookie) */
+	e[0].fl = KF_E_READY_MOD;
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_POLL, .fl = KF_E_FAIL_MOD, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_POLL, .c0 = 77 };
+	poke(1000, 3, e);
+	ctl(0, KEVENT_CTL_MODIFY, 3, 1000);
+	fire(2, 0, 5);				/* the refused kevent is stopped */
+	get(0, 0, 8, 2000);
+	/* REMOVE: the oldest duplicate, then one that matches nothing */
+	e[0] = (struct ent){ .id0 = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 9 };
+	poke(3000, 2, e);
+	ctl(0, KEVENT_CTL_REMOVE, 2, 3000);
+	fire(1, 0, 1);
+	get(0, 0, 8, 2000);
+	close_q(0);
+	emit("remove-modify");
+}
+
+static void seed_ctl_whole_call(void)
+{
+	hdr_plain();
+	open_q(0, 0, 0);
+	poke_seq(0, 2, 1, 0);
+	ctl(0, 3, 1, 0);			/* unknown cmd (D34) */
+	ctl(0, KEVENT_CTL_ADD, 4097, 0);	/* num > 4096 */
+	ctl(0, KEVENT_CTL_ADD, 4096, 0);	/* kevent_num + num >= 4096 */
+	ctl(0, KEVENT_CTL_REMOVE, 1, 0);	/* num > kevent_num */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 0, KF_ADDR_NULL);	/* num 0: 0, no effect */
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 15, 0, 0);	/* short struct */
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 24, 0, 0);	/* zero tail: fine */
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 40, 24, 0xee, 0);	/* dirty tail: -E2BIG */
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 0, 0, KF_IOC_ARG_NULL);
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 0, 0, KF_IOC_LEN_PLUS1);
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 0, 0, KF_IOC_WRONG_DIR);
+	ctl_x(0, 0, KEVENT_CTL_ADD, 1, 0, 2000, 0, 0);	/* > KEVENT_IOC_ARG_MAX */
+	close_q(0);
+	emit("ctl-whole-call");
+}
+
+static void seed_ctl_faults(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 4, 1, KF_E_READY_ADD);
+	poke_seq(160, 4, 5, 0);
+	fault(0, 100, 101);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);		/* read fault: no effect (D9) */
+	fault(0, 0, 0);
+	fault(1, 40, 41);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);		/* write-back fault: results lost */
+	ctl(0, KEVENT_CTL_ADD, 4, 160);		/* registered, nothing written */
+	ctl(0, KEVENT_CTL_REMOVE, 2, 160);	/* removed, write-back -EFAULT? no: off 160 */
+	fault(1, 0, 0);
+	ctl(0, KEVENT_CTL_ADD, 1, KF_ARENA - 20);	/* array past the end */
+	ctl(0, KEVENT_CTL_ADD, 1, KF_ADDR_NULL);
+	ctl(0, KEVENT_CTL_ADD, 1, KF_ADDR_BEFORE);
+	ctl(0, KEVENT_CTL_ADD, 1, KF_ADDR_WRAP);
+	poke_seq(3, 2, 20, 0);			/* misaligned array */
+	ctl(0, KEVENT_CTL_ADD, 2, 3);
+	close_q(0);
+	emit("ctl-faults");
+}
+
+static void seed_get_basic(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 3, 1, KF_E_ONESHOT);
+	poke_seq(120, 3, 4, 0);
+	ctl(0, KEVENT_CTL_ADD, 6, 0);
+	fire(1, 0, 1);
+	fire(4, 0, 2);
+	fire(2, 0, 3);
+	fire(1, 0, 4);				/* stopped: ONESHOT fired */
+	get(0, 0, 2, 1000);			/* FIFO, 2 of 3 */
+	get(0, 0, 2, 1000);
+	fire(4, 0, 5);
+	fire(5, 0, 6);
+	get(0, 1, 4095, 1000);
+	info(0, 0, 0, 0);
+	close_q(0);
+	emit("get-basic");
+}
+
+static void seed_get_errors(void)
+{
+	hdr_plain();
+	open_q(0, 0, 0);
+	poke_seq(0, 2, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	fire(1, 0, 0);
+	get(0, 3, 2, 1000);			/* min > max */
+	get_x(0, 0, 0, 2, 0, 1000, 0, 2, 0, 0, 0, 0);	/* unknown ioc_flags */
+	get_x(0, 0, 1, 2, INF, 1000, 0xffffffff, KEVENT_GET_NONBLOCK, 0, 0, 0, KF_PARK_WR);
+	get(0, 0, 0, KF_ADDR_NULL);		/* max 0: 0 at once */
+	fire(2, 0, 0);
+	get(0, 5000, 5000, 1000);		/* clamped to 4095 (D12) */
+	get_x(0, 0, 0, 1, 0, 1000, 0, 0, 33, 1, 0, 0);	/* dirty tail */
+	get_x(0, 0, 0, 1, 0, 1000, 0, 0, 31, 0, 0, 0);	/* short */
+	get_x(0, 0, 0, 1, 0, 1000, 0, 0, 0, 0, KF_IOC_WRONG_MAGIC, 0);
+	close_q(0);
+	emit("get-errors");
+}
+
+static void seed_get_faults(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 4, 1, KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);
+	fire(1, 0, 0);
+	fire(2, 0, 0);
+	fire(3, 0, 0);
+	fault(0, 2100, 2101);
+	get(0, 0, 4, 2000);			/* probe fault: nothing dequeued */
+	fault(0, 0, 0);
+	fault(1, 2050, 2051);
+	get(0, 0, 4, 2000);			/* one written, the rest lost (D10) */
+	fire(4, 0, 0);
+	fault(1, 2000, 2001);
+	get(0, 0, 4, 2000);			/* nothing written: -EFAULT */
+	fault(1, 0, 0);
+	get(0, 0, 4, KF_ADDR_NULL);
+	fire(4, 0, 0);
+	fault(3 | 1 << 2, 2040, 2041);		/* late: the probe passes, the copy faults */
+	poke_seq(3000, 2, 5, 0);
+	ctl(0, KEVENT_CTL_ADD, 2, 3000);
+	fire(5, 0, 0);
+	fire(6, 0, 0);
+	get(0, 0, 4, 2000);			/* 1 written, 2 lost (D10) */
+	fault(3, 0, 0);
+	fault(1, 2000, 2001);
+	fire(5, 0, 0);
+	get(0, 0, 4, 2000);			/* probe write fault: nothing lost */
+	fault(1, 0, 0);
+	get(0, 0, 4, 2000);
+	close_q(0);
+	emit("get-faults");
+}
+
+static void seed_waiters(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	open_q(1, 1, 0);
+	poke_seq(0, 4, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);
+	get_park(0, 2, 4, INF, 1000);		/* waiter 0 */
+	get_park(0, 1, 1, 5000, 2000);		/* waiter 1, 5 us */
+	fire(1, 0, 0);				/* D16: waiter 1 is due, 0 is not */
+	run();
+	waiter(KF_OP_PUT, 1);
+	get_park(0, 3, 3, 1000, 3000);		/* waiter 1 again */
+	clock_us(2);				/* expires: returns what is ready */
+	fire(2, 0, 0);
+	fire(3, 0, 0);
+	ctl(0, KEVENT_CTL_ADD, 0, 0);		/* served inline by a later CTL */
+	waiter(KF_OP_INTR, 0);
+	run();
+	get_park(0, 1, 1, INF, 3000);		/* waiter 2, interrupted: 0 */
+	waiter(KF_OP_INTR, 2);
+	get(0, 0, 1, 4000);			/* served inline before this call */
+	waiter(KF_OP_PUT, 0);
+	waiter(KF_OP_PUT, 1);
+	waiter(KF_OP_PUT, 2);
+	waiter(KF_OP_INTR, 2);			/* put: ignored */
+	get_park(1, 1, 1, INF, 5000);		/* put before it completes */
+	waiter(KF_OP_PUT, 0);
+	get_park(0, 1, 1, INF, 6000);
+	close_q(0);				/* D17: completes, queue lives on */
+	close_q(1);
+	run();
+	emit("waiters");
+}
+
+static void seed_setabi(void)
+{
+	struct ent e[2];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .fl = KF_E_REQ_UNK, .ev = 1 };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .fl = KF_E_REQ_HIGH | KF_E_ONESHOT };
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(0, 2, 0, 0, 0, 0, 0);		/* revision */
+	setabi(0, 1, 2, 0, 0, 0, 0);		/* unknown flag */
+	setabi(0, 1, 0, 1, 0, 0, 0);		/* reserved */
+	setabi(0, 1, 1, 0, 17, 1, 0);		/* dirty tail */
+	setabi(0, 1, 1, 0, 0, 0, KF_IOC_WRONG_DIR);
+	setabi(0, 1, 1, 0, 0, 0, 0);		/* strict */
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);		/* both refused */
+	setabi(0, 1, 0, 0, 0, 0, 0);		/* -EBUSY after a CTL */
+	poke(0, 2, e);
+	ctl(1, KEVENT_CTL_ADD, 0, 0);		/* num 0 counts (O2) */
+	setabi(1, 1, 1, 0, 0, 0, 0);
+	ctl(1, KEVENT_CTL_ADD, 2, 0);		/* lenient: both registered */
+	e[0].fl = 0;
+	poke(200, 1, e);
+	ctl(0, KEVENT_CTL_ADD, 1, 200);
+	e[0].fl = KF_E_REQ_UNK;
+	poke(200, 1, e);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 200);	/* strict MODIFY: -EINVAL */
+	close_q(0);
+	close_q(1);
+	emit("setabi");
+}
+
+static void seed_caps(void)
+{
+	static const unsigned char caps[6] = { 3, 1, 1, 1, 1, 1 };
+	struct ent e[4];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1 };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .ev = 1 };	/* TIMERS cap */
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_POLL, .ev = 1 };
+	e[3] = (struct ent){ .id0 = 4, .type = KEVENT_INODE, .ev = 1 };	/* KEVENTS cap */
+	hdr(TEST_TYPES, caps, 0);
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);			/* QUEUES cap: -EMFILE */
+	open_q(1, 1, 0);
+	poke(0, 4, e);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);
+	info(0, 0, 0, 0);
+	get_park(0, 1, 1, INF, 1000);
+	get_park(0, 1, 1, INF, 2000);		/* PARKED cap: -EAGAIN */
+	ctl(1, KEVENT_CTL_ADD, 1, 0);		/* uid 0 pays: -ENOSPC */
+	ctl_x(1, 1, KEVENT_CTL_ADD, 1, 0, 0, 0, 0);	/* uid 1 does not */
+	close_q(0);
+	open_q(2, 0, 0);			/* its waiter still holds it */
+	waiter(KF_OP_PUT, 0);
+	open_q(2, 0, 0);
+	emit("caps");
+}
+
+static void seed_broken(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 2, 1, 0);
+	poke_seq(80, 1, 3, KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	brk(1, 5);
+	brk(3, 9);
+	fire(1, 0, 0);				/* stopped after BROKEN */
+	get(0, 0, 8, 1000);
+	info(0, 0, 0, 0);			/* the broken one stays (O6) */
+	fire(2, 0, 1);
+	brk(2, 1);				/* merge: BROKEN replaces the result */
+	get(0, 0, 8, 1000);
+	poke_seq(2000, 1, 1, KF_E_READY_MOD);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 2000);	/* revives it */
+	fire(1, 0, 3);
+	get(0, 0, 8, 1000);
+	close_q(0);
+	emit("broken");
+}
+
+/* 255 kevents on one id, fired and drained 17 times: the index wraps. */
+static void seed_ring_wrap(void)
+{
+	unsigned int i;
+
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 255, 0, 0);
+	for (i = 0; i < 255; i++) {
+		P.b[P.n - 255 * KF_ENTRY_LEN + i * KF_ENTRY_LEN] = 1;	/* id0 = 1 */
+		P.b[P.n - 255 * KF_ENTRY_LEN + i * KF_ENTRY_LEN + 6] = (unsigned char)i;
+	}
+	ctl(0, KEVENT_CTL_ADD, 255, 0);
+	for (i = 0; i < 17; i++) {
+		fire(1, 0, i);
+		get(0, 0, 4095, 20000);
+	}
+	close_q(0);
+	emit("ring-wrap");
+}
+
+/* 4095 kevents: the queue's limit (A4). */
+static void seed_full_queue(void)
+{
+	unsigned int i;
+
+	hdr_plain();
+	open_q(0, 0, 0);
+	for (i = 0; i < 16; i++)
+		poke_seq(i * 255 * UKSZ, 255, i, 0);
+	poke_seq(16 * 255 * UKSZ, 15, 0, KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_ADD, 4095, 0);
+	ctl(0, KEVENT_CTL_ADD, 1, 0);		/* 4095 + 1 >= 4096 */
+	fire(3, 0, 0);
+	get(0, 0, 4095, 0);
+	ctl(0, KEVENT_CTL_REMOVE, 4095, 0);	/* more than registered: -EINVAL */
+	ctl(0, KEVENT_CTL_REMOVE, 4000, 0);
+	info(0, 0, 0, 0);
+	close_q(0);
+	emit("full-queue");
+}
+
+static void seed_multi_queue(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING | KF_OPEN_NOTIFY);
+	open_q(1, 1, KF_OPEN_RING);
+	open_q(3, 3, KF_OPEN_NOTIFY);
+	poke_seq(0, 2, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	ctl_x(1, 2, KEVENT_CTL_ADD, 2, 0, 0, 0, 0);
+	ctl(3, KEVENT_CTL_ADD, 2, 0);
+	fire(1, 0, 5);				/* one id, three queues */
+	close_q(1);
+	fire(2, 0, 6);
+	get(0, 0, 9, 500);
+	get(3, 0, 9, 500);
+	info(3, 0, 0, 0);
+	emit("multi-queue");			/* the end releases the rest */
+}
+
+static void seed_raw_ioctl(void)
+{
+	unsigned char b[64];
+
+	memset(b, 0, sizeof(b));
+	hdr_plain();
+	open_q(0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_SHM, 0, NULL);	/* the daemon's: -ENOTTY */
+	ioctl_bytes(0, _IOW(KEVENT_IOC_MAGIC, 7, struct kevent_ctl_arg), 16, b);
+	ioctl_bytes(0, _IO(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL), 0, NULL);
+	ioctl_bytes(0, _IOWR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS,
+			     struct kevent_get_events_arg), 32, b);
+	b[4] = 1;				/* num 1, events 0 */
+	ioctl_bytes(0, KEVENT_IOC_CTL, 16, b);
+	b[4] = 0;
+	b[12] = 0x80;				/* a kernel address */
+	b[4] = 2;
+	ioctl_bytes(0, KEVENT_IOC_CTL, 16, b);
+	memset(b, 0, sizeof(b));
+	b[4] = 1;				/* max_nr 1 */
+	ioctl_bytes(0, KEVENT_IOC_GET_EVENTS, 32, b);
+	ioctl_bytes(0, KEVENT_IOC_GET_EVENTS, 31, b);	/* arg_len != size */
+	b[0] = KEVENT_ABI_REVISION;
+	ioctl_bytes(0, KEVENT_IOC_SET_ABI, 16, b);
+	ioctl_bytes(0, KEVENT_IOC_INFO, 0, NULL);
+	close_q(0);
+	emit("raw-ioctl");
+}
+
+static void seed_path_limits(void)
+{
+	hdr(TEST_TYPES, NULL, 0x21);		/* max_ctl_num 1, max_get_nr 2 */
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 3, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);		/* -E2BIG (B4) */
+	ctl(0, KEVENT_CTL_ADD, 1, 0);
+	ctl(0, KEVENT_CTL_ADD, 1, 40);
+	fire(1, 0, 0);
+	fire(2, 0, 0);
+	get(0, 3, 3, 1000);			/* clamped to 2 */
+	info(0, 0, 0, 0);
+	close_q(0);
+	emit("path-limits");
+}
+
+static void seed_modify_ready(void)
+{
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 1, 1, KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_ADD, 1, 0);
+	fire(1, 0, 4);
+	poke_seq(100, 1, 1, KF_E_READY_MOD);	/* ready: merges, ONESHOT cleared */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 100);
+	fire(1, 0, 5);
+	get(0, 0, 4, 1000);
+	poke_seq(100, 1, 1, KF_E_READY_MOD | KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 100);	/* not ready: a new ring slot */
+	raw(1000, 40, 0xcc);
+	get(0, 0, 4, 1000);
+	info(0, 0, 0, 0);
+	close_q(0);
+	emit("modify-ready");
+}
+
+static void exec_deferred(void)
+{
+	b1(KF_OP_EXEC);
+}
+
+/* Plans that go stale before phase 2: kdisp_execute repeats the checks. */
+static void seed_deferred(void)
+{
+	unsigned int i;
+
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	setabi(0, 1, 1, 0, 0, 0, KF_IOC_DEFER);
+	ctl(0, KEVENT_CTL_ADD, 0, 0);
+	exec_deferred();			/* SET_ABI after a CTL: -EBUSY */
+	for (i = 0; i < 16; i++)
+		poke_seq(i * 255 * UKSZ, 255, i, 0);
+	ctl(0, KEVENT_CTL_ADD, 4093, 0);
+	ctl_x(0, 0, KEVENT_CTL_ADD, 2, 0, 0, 0, KF_IOC_DEFER);	/* 4093 + 2: fine now */
+	ctl(0, KEVENT_CTL_ADD, 1, 0);
+	exec_deferred();			/* 4094 + 2 >= 4096: -EINVAL */
+	exec_deferred();			/* nothing left: ignored */
+	ctl_x(0, 0, KEVENT_CTL_REMOVE, 3, 0, 0, 0, KF_IOC_DEFER);
+	ctl(0, KEVENT_CTL_REMOVE, 4092, 40);
+	exec_deferred();			/* 3 > 2 left: -EINVAL */
+	fire(0, 0, 1);
+	get_x(0, 0, 2, 2, INF, 8000, 0, 0, 0, 0, KF_IOC_DEFER, KF_PARK_WR);
+	fire(254, 0, 2);
+	exec_deferred();			/* min_nr met meanwhile: no park */
+	get_x(0, 0, 1, 1, INF, 8000, 0, 0, 0, 0, KF_IOC_DEFER, KF_PARK_WR);
+	close_q(0);
+	exec_deferred();			/* released: dropped */
+	emit("deferred");
+}
+
+static void fire_stopped(unsigned int id0, unsigned int data)
+{
+	b1(KF_OP_FIRES);
+	b1(id0);
+	b1(0);
+	bn(data, 4);
+}
+
+static void uid_op(unsigned int uid, unsigned int limit, unsigned int act)
+{
+	b1(KF_OP_UID);
+	b1(uid);
+	b1(limit);
+	b1(act);
+}
+
+/* A racing origin and the transport's own per-uid charges. */
+static void seed_race_and_charges(void)
+{
+	static const unsigned char caps[6] = { 2, 0, 0, 0, 1, 0 };
+
+	hdr(TEST_TYPES, caps, 0);
+	open_q(0, 0, KF_OPEN_RING);
+	poke_seq(0, 2, 1, KF_E_ONESHOT);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	fire(1, 0, 1);
+	fire_stopped(1, 2);			/* stopped in the core: ignored */
+	fire_stopped(2, 3);			/* ONESHOT: stop */
+	get(0, 0, 4, 1000);
+	uid_op(1, KEVENT_LIMIT_KEVENTS, 0);
+	uid_op(1, KEVENT_LIMIT_KEVENTS, 0);
+	uid_op(1, KEVENT_LIMIT_KEVENTS, 0);	/* cap 2: -ENOSPC */
+	ctl_x(0, 1, KEVENT_CTL_ADD, 1, 0, 0, 0, 0);	/* the ADD pays too: -ENOSPC */
+	uid_op(1, KEVENT_LIMIT_KEVENTS, 1);
+	ctl_x(0, 1, KEVENT_CTL_ADD, 1, 0, 0, 0, 0);
+	uid_op(2, KEVENT_LIMIT_NR, 0);		/* -EINVAL */
+	uid_op(3, 0, 2);
+	uid_op(3, 0, 2);			/* running cap 1: -EAGAIN */
+	uid_op(3, 0, 3);
+	uid_op(3, 0, 3);			/* not entered: ignored */
+	info(0, 1, 0, 0);
+	emit("race-and-charges");
+}
+
+/* The racing origin: fires from inside attach, modify and detach. */
+static void seed_racing_origin(void)
+{
+	struct ent e[5];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_NAIO, .ev = KF_RO_FIRE_ATTACH };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_AIO, .ev = KF_RO_FIRE_ATTACH,
+			     .fl = KF_E_READY_ADD };	/* fired, then answered at ADD */
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_NAIO, .ev = KF_RO_FIRE_ATTACH,
+			     .fl = KF_E_FAIL_ATT };
+	e[3] = (struct ent){ .id0 = 4, .type = KEVENT_AIO, .ev = KF_RO_FIRE_DETACH };
+	e[4] = (struct ent){ .id0 = 5, .type = KEVENT_NAIO, .fl = KF_E_ONESHOT };
+	hdr(ALL_TYPES, NULL, 0);
+	open_q(0, 0, KF_OPEN_RING | KF_OPEN_NOTIFY);
+	poke(0, 5, e);
+	ctl(0, KEVENT_CTL_ADD, 5, 0);
+	info(0, 0, 0, 0);
+	e[0] = (struct ent){ .id0 = 5, .type = KEVENT_NAIO, .ev = KF_RO_FIRE_MODIFY,
+			     .fl = KF_E_READY_MOD | KF_E_ONESHOT };
+	poke(1000, 1, e);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 1000);	/* fired inside modify, then ready: merge */
+	get(0, 0, 8, 2000);			/* the ONESHOT one goes */
+	e[0] = (struct ent){ .id0 = 4 };
+	poke(1000, 1, e);
+	ctl(0, KEVENT_CTL_REMOVE, 1, 1000);	/* fired inside detach */
+	get(0, 0, 8, 2000);
+	poke(0, 2, e + 3);
+	e[3].ev = KF_RO_FIRE_DETACH;
+	poke(0, 1, e + 3);
+	ctl(0, KEVENT_CTL_ADD, 1, 0);
+	close_q(0);				/* fired inside release */
+	emit("racing-origin");
+}
+
+/* Loose mode: the worker, waits in place, allocation failures (loose.c). */
+static void fail_alloc(unsigned int n)
+{
+	uid_op(n, 0, 0);			/* loose mode: the n-th allocation fails */
+}
+
+static void seed_loose(unsigned int variant)
+{
+	char name[32];
+	unsigned int i;
+
+	hdr(0x80 | TEST_TYPES, NULL, 0);
+	fail_alloc(variant);			/* during open */
+	open_q(0, 0, KF_OPEN_RING | KF_OPEN_NOTIFY);
+	open_q(1, 1, KF_OPEN_RING);
+	for (i = 0; i < 2; i++)
+		poke_seq(i * 255 * UKSZ, 255, i * 100, i ? KF_E_ONESHOT : 0);
+	fail_alloc(variant + 1);		/* during the ADD: D19 */
+	ctl(0, KEVENT_CTL_ADD, 510, 0);
+	fail_alloc(variant);
+	ctl(1, KEVENT_CTL_ADD, 100, 0);
+	get_park(0, 300, 400, INF, 30000);	/* parks: waits for the worker */
+	get_park(1, 1, 1, INF, 50000);
+	for (i = 0; i < 255; i++)
+		fire(i, 0, i);			/* the worker serves them */
+	fail_alloc(1);
+	get(0, 0, 200, 60000);			/* > 64: the buffer is allocated */
+	get_x(0, 0, 5, 8, 1000000, 60000, 0, 0, 0, 0, 0, 0);	/* waits in place */
+	waiter(KF_OP_INTR, 1);
+	fail_alloc(variant);
+	get_park(1, 2, 2, INF, 50000);
+	close_q(1);
+	run();
+	emit((snprintf(name, sizeof(name), "loose-%u", variant), name));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	outdir = argv[1];
+	seed_info();
+	seed_add_fire_get();
+	seed_add_answers();
+	seed_remove_modify();
+	seed_ctl_whole_call();
+	seed_ctl_faults();
+	seed_get_basic();
+	seed_get_errors();
+	seed_get_faults();
+	seed_waiters();
+	seed_setabi();
+	seed_caps();
+	seed_broken();
+	seed_ring_wrap();
+	seed_full_queue();
+	seed_multi_queue();
+	seed_raw_ioctl();
+	seed_path_limits();
+	seed_modify_ready();
+	seed_deferred();
+	seed_race_and_charges();
+	seed_racing_origin();
+	seed_loose(1);
+	seed_loose(2);
+	seed_loose(3);
+	seed_loose(5);
+	return 0;
+}

@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shadow model (model.h).  Each function restates one rule of
+ * docs/abi.md or kcore.h's decisions block; the rule is named beside it.
+ * Single-threaded: the harness runs the core in deterministic mode, where
+ * nothing happens between two calls.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "test-origin.h"
+
+#define UKSZ		sizeof(struct ukevent)
+#define NO_DEADLINE	KEVENT_TIMEOUT_INFINITE
+
+/* ---- lists ---- */
+
+static void ml_init(struct mlink *h)
+{
+	h->next = h->prev = h;
+}
+
+static void ml_add_tail(struct mlink *n, struct mlink *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static void ml_del(struct mlink *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	ml_init(n);
+}
+
+#define ml_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+/* ---- configuration ---- */
+
+static __u32 norm_max(unsigned int v)
+{
+	return (!v || v >= KEVENT_MAX_EVENTS) ? KEVENT_MAX_EVENTS - 1 : v;
+}
+
+void m_init(struct model *m, const unsigned char *hdr, __u64 base)
+{
+	memset(m, 0, sizeof(*m));
+	m->mask = hdr[KF_HDR_ORIGINS] & ((1u << KEVENT_MAX) - 1);
+	m->caps[KEVENT_LIMIT_KEVENTS] = hdr[KF_HDR_CAP_KEVENTS];
+	m->caps[KEVENT_LIMIT_TIMERS] = hdr[KF_HDR_CAP_TIMERS];
+	m->caps[KEVENT_LIMIT_FD_KEVENTS] = hdr[KF_HDR_CAP_FD];
+	m->caps[KEVENT_LIMIT_MARKS] = hdr[KF_HDR_CAP_MARKS];
+	m->caps[KEVENT_LIMIT_PARKED] = hdr[KF_HDR_CAP_PARKED];
+	m->caps[KEVENT_LIMIT_RUNNING] = hdr[KF_HDR_CAP_PARKED];
+	m->caps[KEVENT_LIMIT_QUEUES] = hdr[KF_HDR_CAP_QUEUES];
+	m->max_ctl = norm_max(kf_path_max[hdr[KF_HDR_PATH] & 0xf]);
+	m->max_get = norm_max(kf_path_max[hdr[KF_HDR_PATH] >> 4]);
+	m->base = base;
+	m->dirty_lo = KF_ARENA;
+	ml_init(&m->objs);
+}
+
+/* ---- per-uid charges (D18) ---- */
+
+static bool charge(struct model *m, unsigned int uid, int res)
+{
+	if (m->caps[res] && m->used[uid][res] >= m->caps[res])
+		return false;
+	m->used[uid][res]++;
+	return true;
+}
+
+static void uncharge(struct model *m, unsigned int uid, int res)
+{
+	m->used[uid][res]--;
+}
+
+/* kcore_uid_charge(): a transport's own use of a per-uid resource. */
+int m_uid_charge(struct model *m, unsigned int uid, unsigned int limit)
+{
+	if (limit >= KEVENT_LIMIT_NR)
+		return -EINVAL;
+	if (!charge(m, uid, (int)limit))
+		return -ENOSPC;
+	m->ours[uid][limit]++;
+	return 0;
+}
+
+void m_uid_uncharge(struct model *m, unsigned int uid, unsigned int limit)
+{
+	uncharge(m, uid, (int)limit);
+	m->ours[uid][limit]--;
+}
+
+/* D18: which extra resource a kevent of this type is charged. */
+static int type_res(__u32 type)
+{
+	switch (type) {
+	case KEVENT_TIMER:
+		return KEVENT_LIMIT_TIMERS;
+	case KEVENT_POLL:
+	case KEVENT_SOCKET:
+		return KEVENT_LIMIT_FD_KEVENTS;
+	case KEVENT_INODE:
+		return KEVENT_LIMIT_MARKS;
+	default:
+		return -1;
+	}
+}
+
+/* ---- simulated user memory, as test-uaccess.c defines it ---- */
+
+static bool span_ok(const struct model *m, __u64 uaddr, size_t len, __u64 lo, __u64 hi)
+{
+	if (uaddr < m->base || uaddr - m->base > KF_ARENA ||
+	    len > KF_ARENA - (uaddr - m->base))
+		return false;
+	return !(lo < hi && uaddr < hi && uaddr + len > lo);
+}
+
+static void mark_dirty(struct model *m, size_t off, size_t len)
+{
+	if (off < m->dirty_lo)
+		m->dirty_lo = off;
+	if (off + len > m->dirty_hi)
+		m->dirty_hi = off + len;
+}
+
+void m_poke(struct model *m, size_t off, const void *src, size_t len)
+{
+	memcpy(m->arena + off, src, len);
+	mark_dirty(m, off, len);
+}
+
+static bool m_read(const struct model *m, void *dst, __u64 uaddr, size_t len)
+{
+	if (!span_ok(m, uaddr, len, m->rlo, m->rhi))
+		return false;
+	memcpy(dst, m->arena + (uaddr - m->base), len);
+	return true;
+}
+
+bool m_late_fault(const struct model *m, unsigned long nth, __u64 uaddr, size_t len)
+{
+	return m->llo < m->lhi && nth >= m->late_after && uaddr < m->lhi && uaddr + len > m->llo;
+}
+
+static bool m_write(struct model *m, __u64 uaddr, const void *src, size_t len)
+{
+	unsigned long nth = m->nwrites++;
+
+	if (m_late_fault(m, nth, uaddr, len) || !span_ok(m, uaddr, len, m->wlo, m->whi))
+		return false;
+	m_poke(m, (size_t)(uaddr - m->base), src, len);
+	return true;
+}
+
+/* ---- queues and kevents ---- */
+
+int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, bool notify)
+{
+	struct mq *q;
+
+	if (!charge(m, uid, KEVENT_LIMIT_QUEUES))
+		return -EMFILE;		/* D18 */
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		abort();
+	q->slot = slot;
+	q->owner = uid;
+	q->ring = ring;
+	q->notify = notify;
+	ml_init(&q->reg);
+	ml_init(&q->rdy);
+	ml_add_tail(&q->obj, &m->objs);
+	m->slot[slot] = q;
+	return 0;
+}
+
+static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
+		   __u32 d0, __u32 d1);
+
+static void unready(struct mq *q, struct mkev *k)
+{
+	if (!k->ready)
+		return;
+	ml_del(&k->rdy);
+	q->nrdy--;
+	k->ready = false;
+}
+
+/* kitem_destroy: detach (where the racing origin may fire), unready, free. */
+void m_open_undo(struct model *m, int slot)
+{
+	struct mq *q = m->slot[slot];
+
+	uncharge(m, q->owner, KEVENT_LIMIT_QUEUES);
+	ml_del(&q->obj);
+	m->slot[slot] = NULL;
+	free(q);
+}
+
+static void destroy(struct model *m, struct mq *q, struct mkev *k)
+{
+	if (k->race && (k->uk.event & KF_RO_FIRE_DETACH) && !k->cstop)
+		enqueue(m, q, k, 0, k->uk.id.raw[0], 0);
+	unready(q, k);
+	ml_del(&k->reg);
+	q->nreg--;
+	if (k->race) {
+		m->race_attached--;
+	} else {
+		m->attached--;
+		m->detach_calls++;
+	}
+	uncharge(m, k->uid, KEVENT_LIMIT_KEVENTS);
+	if (k->res >= 0)
+		uncharge(m, k->uid, k->res);
+	free(k);
+}
+
+static unsigned int wait_min(const struct model *m, const struct mq *q)
+{
+	unsigned int i, min = UINT_MAX;
+
+	for (i = 0; i < KF_NW; i++)
+		if (m->w[i].used && m->w[i].parked && m->w[i].q == q && m->w[i].min_nr < min)
+			min = m->w[i].min_nr;
+	return min;
+}
+
+/* D3, section 5.2: only a move onto the ready list writes a ring slot. */
+static void ring_advance(struct mq *q, const struct mkev *k)
+{
+	struct mukevent mk = { .id = k->uk.id, .ret_flags = k->rflags };
+
+	if (!q->ring)
+		return;
+	memcpy(q->img + KEVENT_RING_SLOT_OFFSET(q->ring_idx), &mk, sizeof(mk));
+	q->ring_idx = (q->ring_idx + 1) % KEVENT_MAX_EVENTS;
+	memcpy(q->img, &q->ring_idx, sizeof(q->ring_idx));
+	q->ring_dirty++;
+}
+
+/*
+ * k has a result (origin.h korigin_fire): D21 rebuilds ret_flags; a kevent
+ * already ready merges (A9).  Returns 1 when the origin must stop.
+ */
+static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
+		   __u32 d0, __u32 d1)
+{
+	bool broken = rflags & KEVENT_RET_BROKEN;
+	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+
+	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
+	k->rdata[0] = d0;
+	k->rdata[1] = d1;
+	if (stop)
+		k->cstop = true;
+	if (k->ready)
+		return stop;
+	k->ready = true;
+	ml_add_tail(&k->rdy, &q->rdy);
+	if (q->nrdy++ == 0 && q->notify)
+		q->notify_exp++;
+	ring_advance(q, k);
+	if (q->nrdy >= wait_min(m, q))
+		q->scheduled = true;
+	return stop;
+}
+
+unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
+{
+	struct mlink *o, *p;
+	unsigned int fired = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+
+			if (k->uk.id.raw_u64 != id || k->ostop)
+				continue;
+			fired++;
+			if (k->cstop || enqueue(m, q, k, rflags, d0, d1))
+				k->ostop = true;
+		}
+	}
+	return fired;
+}
+
+/* A racing origin: korigin_fire() on stopped kevents too; counts the 0s. */
+unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0)
+{
+	struct mlink *o, *p;
+	unsigned int going = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+
+			if (k->uk.id.raw_u64 == id && !k->race && !k->cstop &&
+			    !enqueue(m, q, k, 0, d0, 0))
+				going++;
+		}
+	}
+	return going;
+}
+
+/* ---- dequeue (section 2.5, D10) ---- */
+
+/* Whole leading records as far as they can be written. */
+static int write_out(struct model *m, __u64 uaddr, const struct ukevent *buf, unsigned int n)
+{
+	unsigned int i;
+
+	if (m_write(m, uaddr, buf, n * UKSZ))
+		return (int)n;
+	for (i = 0; i < n; i++)
+		if (!m_write(m, uaddr + i * UKSZ, &buf[i], UKSZ))
+			break;
+	return i ? (int)i : -EFAULT;
+}
+
+static int take(struct model *m, struct mq *q, unsigned int max_nr, __u64 uaddr)
+{
+	unsigned int n = q->nrdy < max_nr ? q->nrdy : max_nr, i, nfree = 0;
+	struct mkev **gone;
+	struct ukevent *buf;
+	int ret;
+
+	if (!n)
+		return 0;
+	buf = malloc(n * UKSZ);
+	gone = malloc(n * sizeof(*gone));
+	if (!buf || !gone)
+		abort();
+	/* D10: read and write back, so a read-only buffer faults here too */
+	if (!m_read(m, buf, uaddr, n * UKSZ) || !m_write(m, uaddr, buf, n * UKSZ)) {
+		free(buf);
+		free(gone);
+		return -EFAULT;		/* nothing dequeued */
+	}
+	for (i = 0; i < n; i++) {
+		struct mkev *k = ml_entry(q->rdy.next, struct mkev, rdy);
+
+		ml_del(&k->rdy);
+		q->nrdy--;
+		k->ready = false;
+		buf[i] = k->uk;
+		buf[i].ret_flags = k->rflags;
+		buf[i].ret_data[0] = k->rdata[0];
+		buf[i].ret_data[1] = k->rdata[1];
+		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
+			gone[nfree++] = k;
+	}
+	ret = write_out(m, uaddr, buf, n);
+	for (i = 0; i < nfree; i++)
+		destroy(m, q, gone[i]);
+	free(buf);
+	free(gone);
+	return ret;
+}
+
+/* ---- waiters (D16) ---- */
+
+static void serve(struct model *m, struct mq *q)
+{
+	unsigned int i, j, n = 0;
+	struct mw *order[KF_NW], *t;
+
+	for (i = 0; i < KF_NW; i++)
+		if (m->w[i].used && m->w[i].parked && m->w[i].q == q)
+			order[n++] = &m->w[i];
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && order[j - 1]->arrival > order[j]->arrival; j--) {
+			t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		struct mw *w = order[i];
+
+		if (!q->dead && !w->expired && !w->intr && q->nrdy < w->min_nr)
+			continue;
+		w->parked = false;
+		w->exp_result = take(m, q, w->max_nr, w->events);
+		w->exp_done = true;
+		uncharge(m, w->uid, KEVENT_LIMIT_PARKED);
+	}
+}
+
+bool m_waiter_alive(const struct mw *w)
+{
+	return w->used && !(w->exp_done && w->put);
+}
+
+void m_run(struct model *m)
+{
+	struct mlink *o;
+	unsigned int i;
+
+	for (i = 0; i < KF_NW; i++) {
+		struct mw *w = &m->w[i];
+
+		if (w->used && w->parked && w->deadline != NO_DEADLINE && w->deadline <= m->now) {
+			w->expired = true;
+			w->q->scheduled = true;
+		}
+	}
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		if (!q->scheduled)
+			continue;
+		q->scheduled = false;
+		if (!q->dead)
+			serve(m, q);
+	}
+}
+
+void m_intr(struct model *m, int wi)
+{
+	struct mw *w = &m->w[wi];
+
+	w->intr = true;
+	w->q->scheduled = true;
+}
+
+void m_put(struct model *m, int wi)
+{
+	m->w[wi].put = true;
+}
+
+/* Queue objects whose last reference went: transport, waiters, work list. */
+void m_reap(struct model *m)
+{
+	struct mlink *o, *next;
+	unsigned int i;
+
+	for (o = m->objs.next; o != &m->objs; o = next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+		bool held = q->slot >= 0 || q->scheduled;
+
+		next = o->next;
+		for (i = 0; i < KF_NW && !held; i++)
+			held = m->w[i].q == q && m_waiter_alive(&m->w[i]);
+		if (held)
+			continue;
+		uncharge(m, q->owner, KEVENT_LIMIT_QUEUES);
+		ml_del(&q->obj);
+		free(q);
+	}
+}
+
+/* kqueue_release: waiters first (with what is ready), then every kevent. */
+void m_release(struct model *m, int slot)
+{
+	struct mq *q = m->slot[slot];
+
+	q->dead = true;
+	serve(m, q);
+	while (q->reg.next != &q->reg)
+		destroy(m, q, ml_entry(q->reg.next, struct mkev, reg));
+	q->notify = false;
+	q->ring = NULL;
+	q->slot = -1;
+	m->slot[slot] = NULL;
+}
+
+/* ---- the wrapper checks of section 2.3 and D24 ---- */
+
+struct mcmd {
+	unsigned int dir;
+	size_t ver0;
+};
+
+static const struct mcmd mcmds[] = {
+	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },
+	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0 },
+	[KEVENT_IOC_NR_SET_ABI] = { _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0 },
+};
+
+/* D25: the whole-call checks on the header. */
+static int ctl_checks(const struct mq *q, const struct kevent_ctl_arg *a)
+{
+	if (a->cmd == KEVENT_CTL_ADD)
+		return q->nreg + a->num >= KEVENT_MAX_EVENTS ? -EINVAL : 0;
+	return a->num > q->nreg ? -EINVAL : 0;
+}
+
+static int plan_ctl(const struct model *m, const struct mq *q, const struct kevent_ctl_arg *a)
+{
+	if (a->cmd > KEVENT_CTL_MODIFY || a->num > KEVENT_MAX_EVENTS)
+		return -EINVAL;
+	if (!a->num)
+		return 0;
+	if (ctl_checks(q, a))
+		return -EINVAL;
+	return a->num > m->max_ctl ? -E2BIG : 0;	/* B4 */
+}
+
+/* D12: min > max is an error, a max above the path's maximum a short return. */
+static int plan_get(const struct model *m, struct kevent_get_events_arg *a)
+{
+	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
+		return -EINVAL;
+	if (a->min_nr > a->max_nr)
+		return -EINVAL;
+	if (a->max_nr > m->max_get)
+		a->max_nr = m->max_get;
+	if (a->min_nr > a->max_nr)
+		a->min_nr = a->max_nr;
+	return 0;
+}
+
+static int plan_set_abi(const struct kevent_set_abi *a)
+{
+	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
+	    a->revision != KEVENT_ABI_REVISION)
+		return -EINVAL;
+	return 0;
+}
+
+static bool zero(const unsigned char *p, size_t len)
+{
+	while (len--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t arg_len,
+	   struct margs *out)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd), ksize;
+
+	memset(out, 0, sizeof(*out));
+	out->nr = nr;
+	out->usize = usize;
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC || nr >= sizeof(mcmds) / sizeof(mcmds[0]))
+		return -ENOTTY;
+	if (_IOC_DIR(cmd) != mcmds[nr].dir || nr == KEVENT_IOC_NR_RING_SHM)
+		return -ENOTTY;	/* RING_SHM: the CUSE daemon's own (kcore.h) */
+	ksize = mcmds[nr].ver0;
+	if (usize < ksize)
+		return -EINVAL;
+	if (usize > KEVENT_IOC_ARG_MAX)
+		return -E2BIG;
+	if (mcmds[nr].dir == _IOC_READ)
+		return 0;
+	if (!arg || arg_len != usize)
+		return -EINVAL;
+	memcpy(&out->a, arg, ksize);
+	if (!zero((const unsigned char *)arg + ksize, usize - ksize))
+		return -E2BIG;
+	if (nr == KEVENT_IOC_NR_CTL)
+		return plan_ctl(m, m->slot[slot], &out->a.ctl);
+	if (nr == KEVENT_IOC_NR_GET_EVENTS)
+		return plan_get(m, &out->a.get);
+	return plan_set_abi(&out->a.set_abi);
+}
+
+/* ---- CTL (section 2.4) ---- */
+
+static void entry_fail(struct ukevent *uk, int err)
+{
+	uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+	uk->ret_data[1] = (__u32)err;
+}
+
+static bool strict_refused(const struct mq *q, const struct ukevent *uk)
+{
+	return q->strict && (uk->req_flags & ~(__u32)KEVENT_REQ_ONESHOT);
+}
+
+static void uncharge_kevent(struct model *m, unsigned int uid, int res)
+{
+	uncharge(m, uid, KEVENT_LIMIT_KEVENTS);
+	if (res >= 0)
+		uncharge(m, uid, res);
+}
+
+/* One ADD entry: 0 registered, 1 answered in *uk (D5, D19, D31, A3). */
+static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned int uid)
+{
+	int res = type_res(uk->type);
+	struct mkev *k;
+
+	uk->ret_flags = 0;
+	if (uk->type >= KEVENT_MAX || !(m->mask & (1u << uk->type)) || strict_refused(q, uk)) {
+		entry_fail(uk, -EINVAL);
+		return 1;
+	}
+	if (!charge(m, uid, KEVENT_LIMIT_KEVENTS)) {
+		entry_fail(uk, -ENOSPC);
+		return 1;
+	}
+	if (res >= 0 && !charge(m, uid, res)) {
+		uncharge(m, uid, KEVENT_LIMIT_KEVENTS);
+		entry_fail(uk, -ENOSPC);
+		return 1;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		abort();
+	k->uk = *uk;
+	k->uid = uid;
+	k->res = res;
+	k->race = (1u << uk->type) & KF_RO_TYPES;
+	/* The racing origin never hears of FIRE operations. */
+	k->ostop = k->race;
+	if (!k->race)
+		m->attach_calls++;
+	else if (uk->event & KF_RO_FIRE_ATTACH)
+		enqueue(m, q, k, 0, uk->id.raw[0], 0);
+	if (uk->event & (KTEST_FAIL_ATTACH | KTEST_READY_AT_ADD)) {
+		/* Not registered: a fire from inside attach() is dropped, but its
+		 * ring slot stays written (README.md, findings: a hole in D3). */
+		unready(q, k);
+		free(k);
+		uncharge_kevent(m, uid, res);
+		if (uk->event & KTEST_FAIL_ATTACH) {
+			entry_fail(uk, -EIO);
+			return 1;
+		}
+		uk->ret_flags = KEVENT_RET_DONE;
+		uk->ret_data[0] = uk->id.raw[0];
+		uk->ret_data[1] = 0;
+		return 1;
+	}
+	ml_add_tail(&k->reg, &q->reg);
+	q->nreg++;
+	if (k->race)
+		m->race_attached++;
+	else
+		m->attached++;
+	return 0;
+}
+
+/* D6, D7: the oldest kevent with the same id and cookie. */
+static struct mkev *find(struct mq *q, const struct ukevent *uk)
+{
+	struct mlink *p;
+
+	for (p = q->reg.next; p != &q->reg; p = p->next) {
+		struct mkev *k = ml_entry(p, struct mkev, reg);
+
+		if (k->uk.id.raw[0] == uk->id.raw[0] && k->uk.id.raw[1] == uk->id.raw[1] &&
+		    k->uk.user[0] == uk->user[0] && k->uk.user[1] == uk->user[1])
+			return k;
+	}
+	return NULL;
+}
+
+static void remove_one(struct model *m, struct mq *q, struct ukevent *uk)
+{
+	struct mkev *k = find(q, uk);
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return;
+	}
+	destroy(m, q, k);
+	uk->ret_flags = KEVENT_RET_DONE;
+}
+
+/* kcore.h MODIFY: event and req_flags replaced, the origin re-evaluates. */
+static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
+{
+	struct mkev *k = find(q, uk);
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return;
+	}
+	if (strict_refused(q, uk)) {
+		entry_fail(uk, -EINVAL);
+		return;
+	}
+	k->uk.event = uk->event;
+	k->uk.req_flags = uk->req_flags;
+	k->cstop = false;
+	if (k->race && (uk->event & KF_RO_FIRE_MODIFY))
+		enqueue(m, q, k, 0, uk->id.raw[0], 0);
+	if (uk->event & KTEST_FAIL_MODIFY) {
+		entry_fail(uk, -EIO);
+		return;
+	}
+	k->ostop = k->race;
+	uk->ret_flags = KEVENT_RET_DONE;
+	if (uk->event & KTEST_READY_AT_MODIFY)
+		enqueue(m, q, k, 0, 1, 0);
+}
+
+static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kevent_ctl_arg *a)
+{
+	size_t len = (size_t)a->num * UKSZ, back = len;
+	struct ukevent *uks;
+	unsigned int i, out = 0;
+	int ret = 0;
+
+	q->ctl_seen = true;	/* O2 */
+	if (!a->num)
+		return 0;
+	if (ctl_checks(q, a))
+		return -EINVAL;
+	uks = malloc(len);
+	if (!uks)
+		abort();
+	if (!m_read(m, uks, a->events, len)) {
+		free(uks);
+		return -EFAULT;		/* D9: no effect */
+	}
+	for (i = 0; i < a->num; i++) {
+		struct ukevent uk = uks[i];
+
+		if (a->cmd == KEVENT_CTL_ADD) {
+			if (add_one(m, q, &uk, uid))
+				uks[out++] = uk;
+			continue;
+		}
+		if (a->cmd == KEVENT_CTL_REMOVE)
+			remove_one(m, q, &uk);
+		else
+			modify_one(m, q, &uk);
+		uks[i] = uk;
+	}
+	if (a->cmd == KEVENT_CTL_ADD) {
+		ret = (int)out;
+		back = out * UKSZ;
+	}
+	if (back && !m_write(m, a->events, uks, back))
+		ret = -EFAULT;		/* D9: effects kept */
+	free(uks);
+	return ret;
+}
+
+/* ---- GET_EVENTS (section 2.5) ---- */
+
+static __u64 deadline_of(const struct model *m, __u64 timeout)
+{
+	if (timeout == KEVENT_TIMEOUT_INFINITE || m->now + timeout < m->now)
+		return NO_DEADLINE;	/* D8 */
+	return m->now + timeout;
+}
+
+static int get_events(struct model *m, struct mq *q, unsigned int uid,
+		      const struct kevent_get_events_arg *a, int wslot)
+{
+	struct mw *w;
+
+	serve(m, q);
+	if (!a->max_nr)
+		return 0;
+	if (wslot < 0 || (a->ioc_flags & KEVENT_GET_NONBLOCK) || !a->min_nr ||
+	    !a->timeout_ns || q->nrdy >= a->min_nr)
+		return take(m, q, a->max_nr, a->events);
+	if (!charge(m, uid, KEVENT_LIMIT_PARKED))
+		return -EAGAIN;		/* D18 */
+	w = &m->w[wslot];
+	memset(w, 0, sizeof(*w));
+	w->used = true;
+	w->parked = true;
+	w->q = q;
+	w->uid = uid;
+	w->min_nr = a->min_nr;
+	w->max_nr = a->max_nr;
+	w->events = a->events;
+	w->deadline = deadline_of(m, a->timeout_ns);
+	w->arrival = ++m->arrival;
+	return KDISP_PARKED;
+}
+
+int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a, int wslot)
+{
+	struct mq *q = m->slot[slot];
+	int ret;
+
+	switch (a->nr) {
+	case KEVENT_IOC_NR_INFO:
+		return 0;
+	case KEVENT_IOC_NR_CTL:
+		ret = ctl(m, q, uid, &a->a.ctl);
+		serve(m, q);	/* the call's effects may satisfy a waiter */
+		return ret;
+	case KEVENT_IOC_NR_GET_EVENTS:
+		return get_events(m, q, uid, &a->a.get, wslot);
+	default:
+		if (q->ctl_seen)
+			return -EBUSY;	/* A12 */
+		q->strict = a->a.set_abi.flags & KEVENT_ABI_STRICT;
+		return 0;
+	}
+}
+
+/* ---- INFO (section 2.6) ---- */
+
+void m_counters(const struct model *m, struct kcore_counters *out)
+{
+	const struct mlink *o;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		const struct mq *q = ml_entry(o, struct mq, obj);
+
+		out->queues++;
+		out->kevents += q->nreg;
+		out->ready += q->nrdy;
+	}
+	for (i = 0; i < KF_NW; i++)
+		out->waiters += m_waiter_alive(&m->w[i]);
+}
+
+void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct kevent_info *out)
+{
+	const struct mq *q = m->slot[slot];
+	struct kcore_counters c;
+	unsigned int i;
+
+	m_counters(m, &c);
+	memset(out, 0, sizeof(*out));
+	out->size = usize < sizeof(*out) ? (__u32)usize : sizeof(*out);
+	out->abi_revision = KEVENT_ABI_REVISION;
+	out->backend = KEVENT_BACKEND_CORE;
+	out->features = KEVENT_FEAT_STRICT;
+	out->supported_types = m->mask;
+	out->ukevent_size = UKSZ;
+	out->mukevent_size = sizeof(struct mukevent);
+	out->ring_page_size = KEVENT_RING_PAGE_SIZE;
+	out->ring_slots_per_page = KEVENTS_ON_PAGE;
+	out->ring_pages = KEVENT_RING_PAGES;
+	out->ring_slots = KEVENT_MAX_EVENTS;
+	out->max_kevents = KEVENT_MAX_EVENTS - 1;
+	out->max_ctl_num = m->max_ctl;
+	out->max_get_nr = m->max_get;
+	out->queue_kevents = q->nreg;
+	out->queue_ready = q->nrdy;
+	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
+		out->limits[i].cap = m->caps[i];
+		out->limits[i].used = m->used[uid][i];
+	}
+	out->live_queues = c.queues;
+	out->live_kevents = c.kevents;
+	out->live_waiters = c.waiters;
+}
+

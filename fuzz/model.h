@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fuzzer's shadow model of the core: what docs/abi.md and kcore.h say
+ * the core must do, written independently of core/queue.c, so that the
+ * harness can compare every result, every written byte of user memory,
+ * the ring and every counter after each operation.
+ */
+#ifndef KEVENT_FUZZ_MODEL_H
+#define KEVENT_FUZZ_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kcore.h"
+#include "prog.h"
+
+/* Intrusive doubly linked list, ours (core/list.h is private to core/). */
+struct mlink {
+	struct mlink *next, *prev;
+};
+
+/* A registered kevent as the model sees it. */
+struct mkev {
+	struct mlink reg;		/* mq.reg, insertion order (D6) */
+	struct mlink rdy;		/* mq.rdy, FIFO */
+	struct ukevent uk;		/* as registered; event/req_flags by MODIFY */
+	bool ready;
+	bool cstop;			/* core: ONESHOT fired or BROKEN */
+	bool ostop;			/* test origin: korigin_fire said stop */
+	bool race;			/* the racing origin's, not the test origin's */
+	__u32 rflags, rdata[2];		/* pending result */
+	unsigned int uid;		/* charged */
+	int res;			/* extra KEVENT_LIMIT_* charged, or -1 */
+};
+
+/* A queue object: lives from open until its last reference goes. */
+struct mq {
+	struct mlink obj;		/* model.objs */
+	struct kqueue *kq;		/* the real queue */
+	int slot;			/* KF_NQ slot, -1 once released */
+	unsigned int owner;
+	struct mlink reg, rdy;
+	unsigned int nreg, nrdy;
+	bool ctl_seen, strict, dead, scheduled;
+	bool notify;
+	unsigned long notify_exp, notify_seen;
+	unsigned char *ring;		/* the real ring, NULL: none */
+	unsigned int ring_idx, ring_dirty;
+	unsigned char img[KEVENT_RING_SIZE];	/* what the ring must hold */
+};
+
+/* A parked GET_EVENTS. */
+struct mw {
+	bool used;
+	struct kwaiter *kw;		/* the real handle */
+	struct mq *q;
+	bool parked;			/* model: not yet served */
+	bool exp_done, real_done, put;
+	int exp_result, real_result;
+	__u32 min_nr, max_nr;
+	__u64 deadline, events;
+	bool expired, intr;
+	unsigned int uid;
+	unsigned long arrival;
+};
+
+/* A decoded ioctl: the model's kdisp_plan. */
+struct margs {
+	unsigned int nr;
+	size_t usize;
+	union {
+		struct kevent_ctl_arg ctl;
+		struct kevent_get_events_arg get;
+		struct kevent_set_abi set_abi;
+	} a;
+};
+
+struct model {
+	unsigned int mask;		/* types served by the test origin */
+	__u32 caps[KEVENT_LIMIT_NR];
+	__u32 max_ctl, max_get;		/* normalised as kcore_new does */
+	__u64 now;
+	__u64 base;			/* user address of arena byte 0 */
+	__u64 rlo, rhi, wlo, whi;	/* fault windows (user addresses) */
+	__u64 llo, lhi;			/* the late write window ... */
+	unsigned long late_after;	/* ... from this write on */
+	unsigned long nwrites;		/* user-memory writes so far */
+	struct mq *slot[KF_NQ];
+	struct mlink objs;
+	struct mw w[KF_NW];
+	unsigned int used[KF_NUID][KEVENT_LIMIT_NR];
+	unsigned int ours[KF_NUID][KEVENT_LIMIT_NR];	/* charged by UID ops */
+	unsigned long attached, attach_calls, detach_calls, arrival;
+	unsigned long race_attached;	/* the racing origin's kevents */
+	size_t dirty_lo, dirty_hi;	/* arena bytes written since the last check */
+	unsigned char arena[KF_ARENA];	/* what user memory must hold */
+};
+
+void m_init(struct model *m, const unsigned char *hdr, __u64 base);
+void m_poke(struct model *m, size_t off, const void *src, size_t len);
+/* The late write window (prog.h FAULT bit1), shared with the harness. */
+bool m_late_fault(const struct model *m, unsigned long nth, __u64 uaddr, size_t len);
+
+int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, bool notify);
+void m_release(struct model *m, int slot);
+/* An open that failed -ENOMEM after m_open() said 0: no effect at all. */
+void m_open_undo(struct model *m, int slot);
+int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t arg_len,
+	   struct margs *out);
+int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a, int wslot);
+void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct kevent_info *out);
+unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1);
+unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0);
+int m_uid_charge(struct model *m, unsigned int uid, unsigned int limit);
+void m_uid_uncharge(struct model *m, unsigned int uid, unsigned int limit);
+void m_run(struct model *m);
+void m_intr(struct model *m, int w);
+void m_put(struct model *m, int w);
+void m_reap(struct model *m);
+
+/* Live objects the model expects (kcore_counters). */
+void m_counters(const struct model *m, struct kcore_counters *out);
+bool m_waiter_alive(const struct mw *w);
+
+#endif /* KEVENT_FUZZ_MODEL_H */
