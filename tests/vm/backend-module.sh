@@ -33,6 +33,18 @@ backend_alive() {
 }
 
 backend_stop() {
+	# RULES C6: every allocation counter reads 0 before rmmod.  fsnotify
+	# frees marks from its own worker, so allow it a moment.
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		bad=$(grep -L '^0$' /sys/kernel/debug/kevent/* 2>/dev/null || true)
+		[ -z "$bad" ] && break
+		usleep 100000
+	done
+	if [ -n "$bad" ]; then
+		BACKEND_REASON="debugfs counters not 0: $bad"
+		return 1
+	fi
 	if ! rmmod "$MODULE_NAME" >"$1/rmmod.log" 2>&1; then
 		BACKEND_REASON="rmmod failed: $(last_line "$1/rmmod.log")"
 		return 1
