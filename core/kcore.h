@@ -31,8 +31,9 @@
  *    whose user memory can block (RULES B3) gives a ua over private buffers
  *    and copies to the client in complete().
  *  - GET_EVENTS copy faults (D10): the n entries about to be copied are read
- *    through ua first (a probe: the plan's in range covers the out range),
- *    a fault there is -EFAULT with nothing dequeued.  A write fault after
+ *    through ua and written back unchanged first (a probe: the plan's in
+ *    range covers the out range), so an unmapped or read-only buffer is
+ *    -EFAULT with nothing dequeued.  A write fault after
  *    the dequeue returns the count of entries that could be written, or
  *    -EFAULT if none; the rest is lost.
  *  - CTL copy faults (D9): the whole array is read in one ua->read first;
