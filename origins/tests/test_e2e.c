@@ -21,6 +21,7 @@
 
 #include "kcore.h"
 #include "origins.h"
+#include "pairs.h"
 
 #define NQ	3
 #define WAIT_NS	(5ull * 1000000000ull)	/* bounds a wait, never asserted on */
@@ -257,44 +258,6 @@ Test(e2e, ten_thousand_timers_over_three_queues)
 	assert_no_kevents();
 	free(uk);
 	free(seen);
-}
-
-/* Children hold the pairs (RLIMIT_NOFILE), the pidfd path runs for each. */
-enum { PAIRS = 10000, CHILDREN = 4, PER_CHILD = PAIRS / CHILDREN };
-
-static void pair_child(int ctlfd)
-{
-	static int sv[PER_CHILD][2];
-	int fds[PER_CHILD], i;
-	char c;
-
-	for (i = 0; i < PER_CHILD; i++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) < 0)
-			_exit(1);
-		fds[i] = sv[i][0];
-	}
-	if (write(ctlfd, fds, sizeof(fds)) != sizeof(fds) || read(ctlfd, &c, 1) != 1)
-		_exit(1);
-	for (i = 0; i < PER_CHILD; i++)
-		if (write(sv[i][1], "x", 1) != 1)
-			_exit(1);
-	if (write(ctlfd, "w", 1) != 1 || read(ctlfd, &c, 1) < 0)
-		_exit(1);
-	_exit(0);
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
 }
 
 /* ADD with the child as the caller: what the daemon does for a request. */

@@ -16,6 +16,7 @@
 
 #include "origins.h"
 #include "recorder.h"
+#include "pairs.h"
 
 #define WAIT_MS 5000
 
@@ -220,43 +221,6 @@ Test(socket, not_a_socket)
  * 10,000 AF_UNIX pairs held by child processes (so the pidfd path runs for
  * every one): each RECV kevent fires exactly once, none lost.
  */
-enum { PAIRS = 10000, CHILDREN = 4, PER_CHILD = PAIRS / CHILDREN };
-
-static void pair_child(int ctl)
-{
-	static int sv[PER_CHILD][2];
-	int fds[PER_CHILD], i;
-	char c;
-
-	for (i = 0; i < PER_CHILD; i++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) < 0)
-			_exit(1);
-		fds[i] = sv[i][0];
-	}
-	if (write(ctl, fds, sizeof(fds)) != sizeof(fds) || read(ctl, &c, 1) != 1)
-		_exit(1);
-	for (i = 0; i < PER_CHILD; i++)
-		if (write(sv[i][1], "x", 1) != 1)
-			_exit(1);
-	if (write(ctl, "w", 1) != 1 || read(ctl, &c, 1) < 0)
-		_exit(1);
-	_exit(0);
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 Test(socket, ten_thousand_pairs_of_other_processes)
 {
 	struct rlimit rl;
