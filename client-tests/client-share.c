@@ -144,11 +144,27 @@ static void *th_getter(void *arg)
 {
 	struct ukevent out[16];
 
-	for (;;) {
+	for (int tries = 0;;) {
 		int n = kevent_get_events(th_kfd, 1, 16, KT_MS(2000), out, 0);
-		/* Stop only once every ADD is done and 2 s passed without an event. */
-		if (n < 0 || (n == 0 && __atomic_load_n(&th_adders_done, __ATOMIC_ACQUIRE)))
+
+		/*
+		 * D18: GET_EVENTS counts as a running request too, and a thread's
+		 * next call may arrive before the daemon uncharged its last one.
+		 */
+		if (n < 0 && errno == EAGAIN && tries++ < 1000) {
+			__atomic_fetch_add(&th_eagain, 1, __ATOMIC_RELAXED);
+			kt_sleep_ms(1);
+			continue;
+		}
+		if (n < 0) {
+			__atomic_store_n(&th_errno, errno, __ATOMIC_RELAXED);
+			__atomic_store_n(&th_fail, 3, __ATOMIC_RELAXED);
 			return NULL;
+		}
+		/* Stop only once every ADD is done and 2 s passed without an event. */
+		if (n == 0 && __atomic_load_n(&th_adders_done, __ATOMIC_ACQUIRE))
+			return NULL;
+		tries = 0;
 		for (int k = 0; k < n; k++) {
 			if (out[k].user[0] >= NTH * PER)
 				__atomic_store_n(&th_fail, 2, __ATOMIC_RELAXED);
