@@ -189,6 +189,18 @@ KTEST(socket, tcp_reset_breaks)
 	struct ukevent e = get_one(kfd, "reset");
 	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "RST gave ret_flags %#x",
 		     e.ret_flags);
+	/* O8: a fixed -ECONNRESET on both backends; SO_ERROR is left to the client. */
+	cr_assert_eq((int)e.ret_data[1], -ECONNRESET, "RST gave ret_data[1] %d", (int)e.ret_data[1]);
+	/* Already in error at ADD: that entry is answered BROKEN|DONE at once. */
+	struct ukevent again = kt_uk(KEVENT_SOCKET, (__u32)c.srv, 0, S(RECV), 0, 6);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &again), 1, "ADD of a reset socket was queued");
+	cr_assert_eq(again.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq((int)again.ret_data[1], -ECONNRESET, "ADD after RST: ret_data[1] %d",
+		     (int)again.ret_data[1]);
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	cr_assert_eq(getsockopt(c.srv, SOL_SOCKET, SO_ERROR, &soerr, &sl), 0);
+	cr_assert_eq(soerr, ECONNRESET, "the socket's own error was consumed: SO_ERROR %d", soerr);
 	close(c.srv);
 	close(c.lst);
 	close(kfd);

@@ -95,6 +95,25 @@ KTEST(timer, merged_expiries_keep_last_time)
 	close(kfd);
 }
 
+/* A9: stamps are points of the timer's grid, so they differ by whole periods. */
+KTEST(timer, stamps_on_the_grid)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[4];
+	__u32 first = 0;
+
+	kt_add_queued(kfd, kt_uk_timer(20, 0, 4));
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1, "expiry %d", i);
+		if (i == 0)
+			first = out[0].ret_data[0];
+		__s32 d = ms_diff(out[0].ret_data[0], first);
+		cr_assert(d >= 0 && d % 20 == 0, "stamp %d is %d ms after the first: not on a 20 ms grid", i, d);
+		kt_sleep_ms(7 + 11 * (unsigned)i);	/* read late by varying amounts */
+	}
+	close(kfd);
+}
+
 KTEST(timer, period_zero_einval)
 {
 	int kfd = kt_open(O_RDWR);

@@ -50,10 +50,15 @@ static struct kmem_cache *kevent_pwq_cache;
 static enum hrtimer_restart kevent_timer_expired(struct hrtimer *t)
 {
 	struct kevent *k = container_of(t, struct kevent, timer.hrt);
-	/* A9: CLOCK_MONOTONIC ms at the expiry, truncated to 32 bits. */
-	u32 now_ms = (u32)ktime_to_ms(ktime_get());
+	/*
+	 * A9: the expiry's point on the timer's grid (ADD + n * period) in
+	 * CLOCK_MONOTONIC ms, truncated to 32 bits, as the daemon reports it:
+	 * forward_now() below keeps the grid, so two reports differ by whole
+	 * periods however late this callback runs.
+	 */
+	u32 at_ms = (u32)ktime_to_ms(hrtimer_get_expires(t));
 
-	if (kevent_fire(k, 0, now_ms, 0))
+	if (kevent_fire(k, 0, at_ms, 0))
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, k->timer.period);
 	return HRTIMER_RESTART;
