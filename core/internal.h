@@ -45,6 +45,8 @@ struct kcore {
 /* kitem.flags, under the queue's ready lock */
 #define KITEM_READY	0x1	/* on the ready list */
 #define KITEM_STOPPED	0x2	/* ONESHOT fired or BROKEN: ignore fires */
+#define KITEM_ATTACHING	0x4	/* inside attach(): fires are held (D3) */
+#define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides */
 
 struct kitem {
 	struct kqueue *q;
@@ -55,7 +57,7 @@ struct kitem {
 	unsigned int rpos;		/* position in q->rslots while READY */
 	struct klist rnode;		/* a private list of one dequeue pass */
 	unsigned int flags;		/* KITEM_*, under q->lock */
-	__u32 rflags, rdata[2];		/* pending result, under q->lock */
+	__u32 rflags, rdata[2];		/* pending or held result, under q->lock */
 	struct kuid *uid;		/* charged for KEVENTS and res */
 	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
 };

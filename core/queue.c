@@ -338,6 +338,18 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 	return stop;
 }
 
+/* A fire while k is inside attach(): keep the last result, as a merge does (A9). */
+static int hold_locked(struct kitem *k, const struct korigin_result *res)
+{
+	bool stop = (res->ret_flags & KEVENT_RET_BROKEN) || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+
+	k->flags |= KITEM_HELD | (stop ? KITEM_STOPPED : 0);
+	k->rflags = res->ret_flags & KEVENT_RET_BROKEN;
+	k->rdata[0] = res->ret_data[0];
+	k->rdata[1] = res->ret_data[1];
+	return stop;
+}
+
 static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
 {
 	if (fx->schedule)
@@ -357,10 +369,39 @@ int korigin_fire(struct kitem *k, const struct korigin_result *res)
 		pthread_mutex_unlock(&q->lock);
 		return 1;
 	}
+	if (k->flags & KITEM_ATTACHING) {
+		stop = hold_locked(k, res);
+		pthread_mutex_unlock(&q->lock);
+		return stop;
+	}
 	stop = enqueue_locked(q, k, res, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
 	return stop;
+}
+
+/*
+ * attach() returned 0: k is registered, so a fire it held moves k onto the
+ * ready list now (one ring slot, one notify).  Had ADD answered the entry
+ * instead, the held fire is simply dropped with k: D3 says a ready-at-ADD
+ * entry never advances the ring.
+ */
+static void attach_done(struct kqueue *q, struct kitem *k)
+{
+	struct enqueue_effects fx = { 0 };
+
+	pthread_mutex_lock(&q->lock);
+	k->flags &= ~KITEM_ATTACHING;
+	if (k->flags & KITEM_HELD) {
+		struct korigin_result res = {
+			k->rflags & KEVENT_RET_BROKEN, { k->rdata[0], k->rdata[1] }
+		};
+
+		k->flags &= ~KITEM_HELD;
+		enqueue_locked(q, k, &res, &fx);
+	}
+	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
 }
 
 /* ---- kevents: create and destroy (q->ctl held) ---- */
@@ -480,13 +521,14 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 		entry_fail(uk, err);
 		return 1;
 	}
+	k->flags = KITEM_ATTACHING;	/* k is not yet visible: no lock needed */
 	err = ops->attach(k, caller, &res);
 	if (err == 0) {
 		table_link(q, k);
+		attach_done(q, k);
 		return 0;
 	}
-	kitem_unready(q, k);	/* an origin that fired and then refused */
-	kitem_free(k);
+	kitem_free(k);	/* a fire it held goes with it (D3) */
 	if (err < 0) {
 		entry_fail(uk, err);
 		return 1;

@@ -44,8 +44,13 @@ static int t_attach(struct kitem *k, const struct kcaller *caller,
 	const struct ukevent *uk = korigin_ukevent(k);
 	struct tnode *n;
 
+	bool stop = false;
+
 	pthread_mutex_lock(&t_lock);
 	t_attach_calls++;
+	/* An origin whose source fired while it was being registered. */
+	if (uk->event & KTEST_FIRE_IN_ATTACH)
+		stop = korigin_fire(k, &(struct korigin_result){ 0, { 7, 0 } });
 	pthread_mutex_unlock(&t_lock);
 	if (uk->event & KTEST_FAIL_ATTACH)
 		return -EIO;
@@ -58,6 +63,7 @@ static int t_attach(struct kitem *k, const struct kcaller *caller,
 		return -ENOMEM;
 	n->k = k;
 	n->id = uk->id.raw_u64;
+	n->stopped = stop;
 	korigin_set_data(k, n);
 	pthread_mutex_lock(&t_lock);
 	klist_add_tail(&n->node, bucket(n->id));

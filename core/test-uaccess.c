@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Simulated user memory: see test-uaccess.h.  Not thread safe by design. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -31,9 +32,13 @@ static int mem_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 {
 	struct ktest_mem *m = ctx;
 
-	/* wfault_after models memory unmapped between the probe and the copy */
-	if (m->writes++ >= m->wfault_after &&
-	    !span_ok(m, uaddr, len, m->wfault_lo, m->wfault_hi))
+	/*
+	 * Outside the buffer always faults; the [lo, hi) window only once
+	 * wfault_after writes passed (memory unmapped between probe and copy).
+	 */
+	bool late = m->writes++ >= m->wfault_after;
+
+	if (!span_ok(m, uaddr, len, late ? m->wfault_lo : 0, late ? m->wfault_hi : 0))
 		return -EFAULT;
 	memcpy((void *)(uintptr_t)uaddr, src, len);
 	return 0;

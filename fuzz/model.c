@@ -623,12 +623,8 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 	k->ostop = k->race;
 	if (!k->race)
 		m->attach_calls++;
-	else if (uk->event & KF_RO_FIRE_ATTACH)
-		enqueue(m, q, k, 0, uk->id.raw[0], 0);
 	if (uk->event & (KTEST_FAIL_ATTACH | KTEST_READY_AT_ADD)) {
-		/* Not registered: a fire from inside attach() is dropped, but its
-		 * ring slot stays written (README.md, findings: a hole in D3). */
-		unready(q, k);
+		/* Not registered: a fire from inside attach() is dropped, no ring slot (D3). */
 		free(k);
 		uncharge_kevent(m, uid, res);
 		if (uk->event & KTEST_FAIL_ATTACH) {
@@ -646,6 +642,11 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 		m->race_attached++;
 	else
 		m->attached++;
+	/* Registered: the fire held during attach() enqueues it now (D3). */
+	if (k->race && (uk->event & KF_RO_FIRE_ATTACH))
+		enqueue(m, q, k, 0, uk->id.raw[0], 0);
+	else if (!k->race && (uk->event & KTEST_FIRE_IN_ATTACH) && enqueue(m, q, k, 0, 7, 0))
+		k->ostop = true;	/* the test origin heard "stop" in attach() */
 	return 0;
 }
 

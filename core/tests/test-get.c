@@ -183,6 +183,20 @@ CORE_TEST(get_events, D10_late_write_fault_returns_the_prefix)
 	cr_assert_eq(fx_counters().kevents, 0);
 }
 
+/* The simulated memory itself: no write lands outside the buffer, late window or not. */
+CORE_TEST(get_events, uaccess_write_outside_the_buffer_faults)
+{
+	__u32 v = 1;
+	__u64 past = ktest_mem_addr(&F.mem, F.mem.len);
+
+	F.mem.wfault_after = ~0ul;	/* the late window never opens */
+	cr_assert_eq(F.mem.ua.write(F.mem.ua.ctx, past, &v, sizeof(v)), -EFAULT);
+	cr_assert_eq(F.mem.ua.write(F.mem.ua.ctx, past - 2, &v, sizeof(v)), -EFAULT, "straddles the end");
+	cr_assert_eq(F.mem.ua.write(F.mem.ua.ctx, ktest_mem_addr(&F.mem, 0) - 4, &v, sizeof(v)), -EFAULT);
+	cr_assert_eq(F.mem.ua.write(F.mem.ua.ctx, past - 4, &v, sizeof(v)), 0, "the last word is inside");
+	F.mem.wfault_after = 0;
+}
+
 CORE_TEST(get_events, D10_readonly_output_faults_before_dequeue)
 {
 	unsigned int i;

@@ -34,6 +34,51 @@ CORE_TEST(ring, D3_no_record_for_ready_at_add)
 	cr_assert_eq(ring_index(F.ring), 0);
 }
 
+static unsigned int notified;
+
+static void count_notify(void *ctx)
+{
+	(void)ctx;
+	notified++;
+}
+
+/* D3: a fire inside attach() of an entry ADD then answers leaves no trace. */
+CORE_TEST(ring, D3_fire_inside_attach_of_an_answered_entry)
+{
+	struct kcore_counters c;
+
+	kqueue_set_notify(F.q, count_notify, NULL);
+	notified = 0;
+	F.uk[0] = uk_make(KEVENT_TIMER, 1, KTEST_FIRE_IN_ATTACH | KTEST_READY_AT_ADD, 0, 1);
+	F.uk[1] = uk_make(KEVENT_TIMER, 2, KTEST_FIRE_IN_ATTACH | KTEST_FAIL_ATTACH, 0, 2);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 2, F.uk), 2);
+	cr_assert_eq(F.uk[0].ret_flags, KEVENT_RET_DONE);
+	cr_assert_eq(F.uk[0].ret_data[0], 1, "the ADD answer is attach()'s, not the fire's");
+	cr_assert_eq(F.uk[1].ret_flags, KEVENT_RET_BROKEN | KEVENT_RET_DONE);
+	cr_assert_eq(ring_index(F.ring), 0, "a held fire of an answered entry wrote a slot");
+	cr_assert_eq(notified, 0u, "notify ran for a ready list that stayed empty");
+	c = fx_counters();
+	cr_assert_eq(c.ready, 0);
+	cr_assert_eq(fx_get(0, 2, OUT), 0);
+}
+
+/* D3: the held fire of a registered entry is one move onto the ready list. */
+CORE_TEST(ring, D3_fire_inside_attach_of_a_registered_entry)
+{
+	kqueue_set_notify(F.q, count_notify, NULL);
+	notified = 0;
+	F.uk[0] = uk_make(KEVENT_TIMER, 3, KTEST_FIRE_IN_ATTACH, KEVENT_REQ_ONESHOT, 3);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 1, F.uk), 0, "registered, not answered");
+	cr_assert_eq(ring_index(F.ring), 1);
+	cr_assert_eq(ring_slot(F.ring, 0)->id.raw_u64, 3);
+	cr_assert_eq(notified, 1u);
+	cr_assert_eq(fx_get(1, 2, OUT), 1);
+	cr_assert_eq(OUT[0].ret_data[0], 7);
+	cr_assert_eq(ktest_fire(3, 0), 0, "a ONESHOT that fired while attaching must stay stopped");
+	cr_assert_eq(fx_get(0, 2, OUT), 0);
+	cr_assert_eq(ring_index(F.ring), 1);
+}
+
 /* Fires kevent id, drains it; returns the slot it was written to. */
 static unsigned int cycle(__u64 id)
 {
