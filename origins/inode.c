@@ -86,6 +86,11 @@ static struct {
 	struct kinode_obj *hash[KI_BUCKETS];
 	struct kinode_mnt *mnts;
 	__u64 watches, objects;
+	__u64 overflows;		/* queue overflows seen, both backends */
+	__u64 logged;			/* overflows logged so far */
+	__u64 last_fired;		/* kevents fired by the last overflow */
+	int last_backend;		/* backend of the last overflow */
+	void (*log)(const char *line);
 } ki = { .fan_fd = -1, .in_fd = -1 };
 
 static unsigned int kinode_hash_fh(const struct kinode_fh *fh)
@@ -281,12 +286,103 @@ static void kinode_self_event(struct kinode_obj *o, int certain)
 		kinode_removed(o);
 }
 
+/*
+ * The group's queue overflowed (IN_Q_OVERFLOW, FAN_Q_OVERFLOW): events were
+ * dropped, and any watched object of that backend may have missed one.  So
+ * nothing is lost silently, every kevent on such an object fires: with
+ * ret_data[0] = event & (CREATE | REMOVE) and ret_data[1] = -EOVERFLOW
+ * ("may have happened: look"), or BROKEN/-ENOENT as usual when the object
+ * turns out to be removed (its attribute event may be the one dropped).
+ * Cost: one pass over the objects (and a handle lookup each) per overflow.
+ * The line for the log is written by kinode_log_overflow(), outside
+ * korigins_lock.
+ */
+static __u64 kinode_overflow_obj(struct kinode_obj *o)
+{
+	const __u32 bits = KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+	struct kinode_watch *w;
+	__u64 fired = 0;
+
+	if (kinode_is_removed(o)) {
+		for (w = o->watches; w; w = w->next)
+			fired += !w->stopped;
+		kinode_removed(o);
+		return fired;
+	}
+	for (w = o->watches; w; w = w->next) {
+		struct korigin_result res = {
+			.ret_data = { w->event & bits, (__u32)-EOVERFLOW },
+		};
+
+		if (w->stopped)
+			continue;
+		fired++;
+		if (korigin_fire(w->k, &res) == 1)
+			w->stopped = 1;
+	}
+	return fired;
+}
+
+static void kinode_overflow(int backend)
+{
+	__u64 fired = 0;
+	unsigned int b;
+
+	for (b = 0; b < KI_BUCKETS; b++) {
+		struct kinode_obj *o, *next;
+
+		for (o = ki.hash[b]; o; o = next) {
+			next = o->hnext;	/* kinode_removed() unlinks o */
+			if (o->backend == backend)
+				fired += kinode_overflow_obj(o);
+		}
+	}
+	ki.overflows++;
+	ki.last_fired = fired;
+	ki.last_backend = backend;
+}
+
+/* One log line per overflow (called by the reactor without korigins_lock). */
+void kinode_log_overflow(void)
+{
+	void (*log)(const char *line);
+	__u64 n, fired;
+	char line[200];
+	int backend;
+
+	pthread_mutex_lock(&korigins_lock);
+	n = ki.overflows;
+	fired = ki.last_fired;
+	backend = ki.last_backend;
+	log = ki.log;
+	if (n != ki.logged)
+		ki.logged = n;
+	else
+		n = 0;
+	pthread_mutex_unlock(&korigins_lock);
+	if (!n)
+		return;
+	snprintf(line, sizeof(line),
+		 "inode: %s queue overflow (%llu so far): events lost, %llu inode kevents fired",
+		 backend == KORIGINS_INODE_INOTIFY ? "inotify" : "fanotify",
+		 (unsigned long long)n, (unsigned long long)fired);
+	if (log)
+		log(line);
+	else
+		fprintf(stderr, "kevent-origins: %s\n", line);
+}
+
 /* ---- inotify ---- */
 
 static void kinode_inotify_event(const struct inotify_event *ev)
 {
-	struct kinode_obj *o = kinode_find_wd(ev->wd);
+	struct kinode_obj *o;
 
+	if (ev->mask & IN_Q_OVERFLOW) {
+		kinode_overflow(KORIGINS_INODE_INOTIFY);
+		return;
+	}
+	o = kinode_find_wd(ev->wd);
 	if (!o)
 		return;
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
@@ -396,7 +492,10 @@ void kinode_handle_fanotify(void)
 		const struct fanotify_event_metadata *md = (const void *)buf;
 
 		while (FAN_EVENT_OK(md, n)) {
-			if (md->vers == FANOTIFY_METADATA_VERSION)
+			/* FID mode: fd is always FAN_NOFD; the mask says overflow. */
+			if (md->vers == FANOTIFY_METADATA_VERSION && (md->mask & FAN_Q_OVERFLOW))
+				kinode_overflow(KORIGINS_INODE_FANOTIFY);
+			else if (md->vers == FANOTIFY_METADATA_VERSION)
 				kinode_fanotify_event(md);
 			md = FAN_EVENT_NEXT(md, n);
 		}
@@ -592,12 +691,14 @@ static void kinode_detach(struct kitem *k)
 	free(w);
 }
 
-int kinode_init(enum korigins_inode_backend backend)
+int kinode_init(enum korigins_inode_backend backend, void (*log)(const char *line))
 {
 	unsigned int flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
 			     FAN_REPORT_DFID_NAME | FAN_REPORT_FID;
 
 	ki.mode = backend;
+	ki.log = log;
+	ki.overflows = ki.logged = ki.last_fired = 0;
 	if (backend != KORIGINS_INODE_INOTIFY) {
 		ki.fan_fd = fanotify_init(flags, O_RDONLY | O_CLOEXEC);
 		if (ki.fan_fd < 0 && backend == KORIGINS_INODE_FANOTIFY)
@@ -626,8 +727,9 @@ void kinode_fini(void)
 	ki.watches = ki.objects = 0;
 }
 
-void kinode_counts(__u64 *watches, __u64 *objects, __u32 *backend)
+void kinode_counts(__u64 *watches, __u64 *objects, __u32 *backend, __u64 *overflows)
 {
+	*overflows = ki.overflows;
 	*watches = ki.watches;
 	*objects = ki.objects;
 	*backend = ki.fan_fd >= 0 ? KORIGINS_INODE_FANOTIFY : KORIGINS_INODE_INOTIFY;

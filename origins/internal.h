@@ -60,6 +60,7 @@ int ktimer_init(void);
 void ktimer_fini(void);
 void ktimer_handle(void);
 __u64 ktimer_count(void);
+void ktimer_counts(__u64 *wakes, __u64 *expiries);
 extern const struct korigin_ops ktimer_ops;
 
 int kwatch_init(void);
@@ -69,11 +70,12 @@ __u64 kwatch_count(void);
 extern const struct korigin_ops kpoll_ops;
 extern const struct korigin_ops ksocket_ops;
 
-int kinode_init(enum korigins_inode_backend backend);
+int kinode_init(enum korigins_inode_backend backend, void (*log)(const char *line));
 void kinode_fini(void);
 void kinode_handle_inotify(void);
 void kinode_handle_fanotify(void);
-void kinode_counts(__u64 *watches, __u64 *objects, __u32 *backend);
+void kinode_counts(__u64 *watches, __u64 *objects, __u32 *backend, __u64 *overflows);
+void kinode_log_overflow(void);	/* without korigins_lock */
 extern const struct korigin_ops kinode_ops;
 
 /* Taking a client's fd (fdtake.c). */

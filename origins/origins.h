@@ -46,6 +46,12 @@ enum korigins_inode_backend {
 struct korigins_config {
 	unsigned int flags;		/* KORIGINS_* */
 	enum korigins_inode_backend inode_backend;
+	/*
+	 * Where the origins write the rare line worth a log (an inotify or
+	 * fanotify queue overflow: once per overflow, with a counter); called
+	 * on the reactor thread without any origin lock.  NULL: stderr.
+	 */
+	void (*log)(const char *line);
 };
 
 int korigins_start(const struct korigins_config *cfg);
@@ -70,6 +76,9 @@ struct korigins_stats {
 	__u64 closer_pending;		/* duplicates waiting to be closed */
 	__u32 inode_backend;		/* KORIGINS_INODE_FANOTIFY or _INOTIFY */
 	__u32 __pad;
+	__u64 timer_wakes;		/* timerfd wakes handled since start */
+	__u64 timer_expiries;		/* timer expiries handled since start */
+	__u64 inode_overflows;		/* inotify/fanotify queue overflows since start */
 };
 void korigins_stats(struct korigins_stats *out);
 

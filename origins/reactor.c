@@ -100,6 +100,8 @@ static void kreactor_dispatch(const struct epoll_event *ev)
 		break;
 	}
 	pthread_mutex_unlock(&korigins_lock);
+	if (tag == KR_TAG_INOTIFY || tag == KR_TAG_FANOTIFY)
+		kinode_log_overflow();
 }
 
 static int kreactor_round(int timeout_ms)
@@ -198,7 +200,7 @@ static int korigins_setup(const struct korigins_config *cfg)
 	if (!err)
 		err = kwatch_init();
 	if (!err)
-		err = kinode_init(cfg->inode_backend);
+		err = kinode_init(cfg->inode_backend, cfg->log);
 	if (!err)
 		err = korigins_register_all();
 	return err;
@@ -258,9 +260,10 @@ void korigins_stats(struct korigins_stats *out)
 	pthread_mutex_lock(&korigins_lock);
 	if (atomic_load(&kr.running)) {
 		out->timers = ktimer_count();
+		ktimer_counts(&out->timer_wakes, &out->timer_expiries);
 		out->fd_watches = kwatch_count();
 		kinode_counts(&out->inode_watches, &out->inode_objects,
-			      &out->inode_backend);
+			      &out->inode_backend, &out->inode_overflows);
 	}
 	pthread_mutex_unlock(&korigins_lock);
 	out->closer_pending = kcloser_pending();

@@ -6,7 +6,8 @@
  * Producer: N periodic timers of period P whose phases are spread evenly
  * over one period (timer i is added at t0 + i*P/N).  Consumer: a thread
  * woken by the queues' notify (eventfd + epoll, as the daemon is), draining
- * every queue with non-blocking GET_EVENTS at batch 4095.  Lateness of an
+ * the queues that were notified (as the daemon serves each queue's own
+ * waiters) with non-blocking GET_EVENTS at batch 4095.  Lateness of an
  * event = (time it is in the consumer's hands - time of ADD) mod P; the ADD
  * time is taken just before the CTL, so it slightly overstates lateness.
  * Only every stride-th timer is sampled, so that the samples spread over
@@ -22,6 +23,7 @@
  * Usage: bench-origins-timer [runs [samples [max_timers [min_timers]]]]
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -37,10 +39,12 @@ struct run {
 
 static int bench_evfd;
 
+/* ctx: the queue's "has news" flag; the consumer drains flagged queues. */
 static void bench_notify(void *ctx)
 {
 	__u64 one = 1;
 
+	atomic_store((atomic_int *)ctx, 1);
 	if (write(bench_evfd, &one, sizeof(one)) < 0)
 		return;
 }
@@ -92,6 +96,7 @@ struct orun {
 	unsigned int stride;	/* sample timers i % stride == 0 only */
 	struct kcore *core;
 	struct kqueue **q;
+	atomic_int *news;	/* per queue: notified since last drained */
 	unsigned int nq, ntimers;
 	__u64 period_ns, *add_ns;
 	struct ukevent *uk, *out;
@@ -127,22 +132,37 @@ static void orun_add_spread(struct orun *o)
 	}
 }
 
+/* One GET_EVENTS on queue i; samples what it got.  Returns how many. */
+static int orun_take(struct orun *o, unsigned int i, __u64 *lat, unsigned int *n,
+		     unsigned int samples, __u64 sample_from)
+{
+	int got = bench_get(o->q[i], 0, KEVENT_MAX_EVENTS - 1, 0, o->out), j;
+	__u64 now = bench_now_ns();
+
+	for (j = 0; j < got; j++) {
+		__u32 t = o->out[j].user[0];
+
+		if (now >= sample_from && *n < samples && t % o->stride == 0)
+			lat[(*n)++] = (now - o->add_ns[t]) % o->period_ns;
+	}
+	return got;
+}
+
+/*
+ * Drains the queues that were notified.  The notify is an edge (ready list
+ * empty -> not empty), and a GET_EVENTS may leave kevents that came in while
+ * it ran, so each is drained until a GET_EVENTS returns none.
+ */
 static unsigned int orun_drain(struct orun *o, __u64 *lat, unsigned int n, unsigned int samples,
 			       __u64 sample_from)
 {
 	unsigned int i;
-	int got, j;
 
 	for (i = 0; i < o->nq; i++) {
-		got = bench_get(o->q[i], 0, KEVENT_MAX_EVENTS - 1, 0, o->out);
-		__u64 now = bench_now_ns();
-
-		for (j = 0; j < got; j++) {
-			__u32 t = o->out[j].user[0];
-
-			if (now >= sample_from && n < samples && t % o->stride == 0)
-				lat[n++] = (now - o->add_ns[t]) % o->period_ns;
-		}
+		if (!atomic_exchange(&o->news[i], 0))
+			continue;
+		while (orun_take(o, i, lat, &n, samples, sample_from) > 0)
+			;
 	}
 	return n;
 }
@@ -161,6 +181,7 @@ static struct run run_origins(unsigned int ntimers, __u64 period_ns, unsigned in
 	o.stride = ntimers * 3 / samples ? ntimers * 3 / samples : 1;
 	o.nq = (ntimers + PER_Q - 1) / PER_Q;
 	o.q = calloc(o.nq, sizeof(*o.q));
+	o.news = calloc(o.nq, sizeof(*o.news));
 	o.add_ns = calloc(ntimers, sizeof(*o.add_ns));
 	o.uk = calloc(ntimers, sizeof(*o.uk));
 	o.out = calloc(KEVENT_MAX_EVENTS, sizeof(*o.out));
@@ -169,7 +190,7 @@ static struct run run_origins(unsigned int ntimers, __u64 period_ns, unsigned in
 	kcore_new(&cfg, &o.core);
 	for (i = 0; i < o.nq; i++) {
 		kqueue_open(o.core, &me, NULL, &o.q[i]);
-		kqueue_set_notify(o.q[i], bench_notify, NULL);
+		kqueue_set_notify(o.q[i], bench_notify, &o.news[i]);
 	}
 	orun_add_spread(&o);
 	sample_from = bench_now_ns() + period_ns;	/* all phases running */
@@ -188,6 +209,7 @@ static struct run run_origins(unsigned int ntimers, __u64 period_ns, unsigned in
 	r.p99 = bench_quantile(lat, n, 0.99);
 	free(lat);
 	free(o.q);
+	free(o.news);
 	free(o.add_ns);
 	free(o.uk);
 	free(o.out);

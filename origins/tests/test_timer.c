@@ -244,3 +244,65 @@ Test(timer, ten_thousand_oneshots)
 	}
 	free(k);
 }
+
+/*
+ * Batching: timers that are all due when the reactor gets to the timerfd
+ * expire in one pass (one wake), each on its own grid point, none early;
+ * a backlog larger than one pass's bound still drains completely, over a
+ * few wakes.  The reactor is run by hand only after every deadline passed,
+ * so no assertion depends on how fast this machine is.
+ */
+static void due_together(unsigned int n, int one_wake)
+{
+	struct kitem *k = calloc(n, sizeof(*k));
+	__u32 *t_add = calloc(n, sizeof(*t_add));
+	struct kcaller self = rec_self();
+	struct korigin_result res;
+	struct korigins_stats st0, st;
+	struct timespec nap = { 0, 40 * 1000000 };
+	unsigned int i;
+
+	cr_assert(k && t_add);
+	korigins_stats(&st0);
+	for (i = 0; i < n; i++) {
+		struct ukevent uk = timer_ev(20, KEVENT_REQ_ONESHOT);
+
+		t_add[i] = now_ms32();
+		cr_assert_eq(rec_add(&k[i], &uk, &self, &res), 0);
+	}
+	while (nanosleep(&nap, &nap) != 0)
+		;
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(rec_wait_fires(&k[i], 1, WAIT_MS), 1, "timer %u", i);
+		cr_expect_geq((__u32)(k[i].last.ret_data[0] - t_add[i]), 20,
+			      "timer %u stamped %u ms after ADD", i,
+			      (__u32)(k[i].last.ret_data[0] - t_add[i]));
+	}
+	korigins_stats(&st);
+	cr_expect_eq(st.timer_expiries - st0.timer_expiries, n);
+	if (one_wake)
+		cr_expect_eq(st.timer_wakes - st0.timer_wakes, 1,
+			     "%u timers due together took %llu wakes", n,
+			     (unsigned long long)(st.timer_wakes - st0.timer_wakes));
+	else
+		cr_expect_geq(st.timer_wakes - st0.timer_wakes, 2,
+			      "a pass is bounded, so that other sources get their turn");
+	cr_expect_eq(st.timers, 0);
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(k[i].fires, 1, "timer %u fired %u times", i, k[i].fires);
+		rec_remove(&k[i]);
+		cr_expect_eq(k[i].violations, 0);
+	}
+	free(t_add);
+	free(k);
+}
+
+Test(timer_manual, due_together_expire_in_one_wake)
+{
+	due_together(1000, 1);
+}
+
+Test(timer_manual, backlog_beyond_one_pass_drains)
+{
+	due_together(10000, 0);
+}
