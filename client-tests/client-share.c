@@ -52,6 +52,7 @@ KTEST(share, fork_shares_queue)
 	struct ukevent out[4];
 	struct fork_arg f;
 
+	kt_require_feature(KEVENT_FEAT_FD_ORIGINS, "the child ADDs a POLL kevent");
 	kt_pipe(p);
 	f.kfd = kfd;
 	f.wfd = p[1];

@@ -120,6 +120,9 @@ struct ukevent kt_uk(unsigned int type, __u32 id0, __u32 id1, unsigned int event
 {
 	struct ukevent uk;
 
+	/* fd-taking types need fd origins for this caller (CUSE under Yama 3: none). */
+	if (type == KEVENT_POLL || type == KEVENT_SOCKET || type == KEVENT_INODE)
+		kt_require_feature(KEVENT_FEAT_FD_ORIGINS, "fd origins not usable by this caller");
 	memset(&uk, 0, sizeof(uk));
 	uk.id.raw[0] = id0;
 	uk.id.raw[1] = id1;

@@ -12,7 +12,8 @@
  *     attach/modify/detach and user-memory access run under it.
  *  2. origin locks (origin.h): korigin_fire() arrives holding one.
  *  3. q->lock, the ready lock: the ready FIFO, ready_num, the ring, kitem
- *     flags and pending results, kitem req_flags, wait_min and notify.
+ *     flags and pending results (also a fire held while attach() runs,
+ *     KITEM_ATTACHING/HELD, D3), kitem req_flags, wait_min and notify.
  *     Nothing blocking and no callback runs under it.
  *  4. core->lock (core.c): deadline heap and work list.
  * notify() and complete() are called with none of these held.

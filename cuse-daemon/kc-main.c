@@ -588,8 +588,8 @@ static int kc_retry_check(struct kc_req *r, size_t in_bufsz, size_t out_bufsz)
  * every round, so a header changed in between is simply asked for again).
  */
 static void kc_ioctl_retry(fuse_req_t req, struct kc_queue *kq, unsigned int cmd, __u64 arg,
-			   const struct kcaller *c, const void *in_buf, size_t in_bufsz,
-			   size_t out_bufsz)
+			   const struct kcaller *c, int compat, const void *in_buf,
+			   size_t in_bufsz, size_t out_bufsz)
 {
 	struct kc_req *r = kc_req_new(req, kq, c, KX_PATH_RETRY, arg, _IOC_SIZE(cmd));
 	int err;
@@ -605,6 +605,8 @@ static void kc_ioctl_retry(fuse_req_t req, struct kc_queue *kq, unsigned int cmd
 	memcpy(r->x.hdr, in_buf, r->x.usize);
 	kc_trace_in(r, cmd, in_bufsz == r->x.usize ? "header" : "data");
 	err = kc_plan(r, cmd, KX_RETRY_MAX_NR);
+	if (!err && compat && !kc_is_ring_shm(r))
+		err = kx_plan_compat_ok(&r->x.plan);
 	if (!err)
 		err = kc_retry_check(r, in_bufsz, out_bufsz);
 	if (err < 0) {
@@ -666,7 +668,8 @@ static void kc_ioctl(fuse_req_t req, int scmd, void *uarg, struct fuse_file_info
 	    !atomic_load(&kd.pvm_refused))
 		err = kc_ioctl_pvm(req, kq, cmd, arg, &c);
 	if (err == -EPERM)
-		kc_ioctl_retry(req, kq, cmd, arg, &c, in_buf, in_bufsz, out_bufsz);
+		kc_ioctl_retry(req, kq, cmd, arg, &c, !!(flags & FUSE_IOCTL_COMPAT), in_buf, in_bufsz,
+			       out_bufsz);
 	else if (err)
 		fuse_reply_err(req, -err);
 	kcore_running_exit(kd.core, &c);

@@ -53,6 +53,16 @@ int kx_layout_data(struct kx_layout *l, __u64 arg, size_t usize, const struct kd
 	return 0;
 }
 
+int kx_plan_compat_ok(const struct kdisp_plan *plan)
+{
+	const struct kdisp_range *r[2] = { &plan->in, &plan->out };
+
+	for (int i = 0; i < 2; i++)
+		if (r[i]->len && (r[i]->addr > UINT32_MAX || r[i]->len > (1ULL << 32) - r[i]->addr))
+			return -EFAULT;
+	return 0;
+}
+
 int kx_layout_matches(const struct kx_layout *l, size_t in_bufsz, size_t out_bufsz)
 {
 	return l->in_total == in_bufsz && l->out_total == out_bufsz;

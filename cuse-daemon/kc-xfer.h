@@ -58,6 +58,11 @@ void kx_layout_header(struct kx_layout *l, __u64 arg, size_t usize, int reply);
  * core writes.  Returns 0, or -E2BIG when a direction exceeds 128 KiB.
  */
 int kx_layout_data(struct kx_layout *l, __u64 arg, size_t usize, const struct kdisp_plan *plan);
+/*
+ * D28: a 32-bit (FUSE_IOCTL_COMPAT) caller's arrays must lie below 4 GiB:
+ * -EFAULT, where asking the kernel for such an iovec would end in -EIO.
+ */
+int kx_plan_compat_ok(const struct kdisp_plan *plan);
 /* 1 when a round that carried in_bufsz/out_bufsz bytes matches l exactly. */
 int kx_layout_matches(const struct kx_layout *l, size_t in_bufsz, size_t out_bufsz);
 

@@ -66,6 +66,20 @@ Test(layout, ctl_data_round)
 	cr_assert_not(kx_layout_matches(&l, 16 + UK, 0));
 }
 
+/* D28: a 32-bit caller's arrays above 4 GiB are -EFAULT, not the kernel's EIO. */
+Test(layout, compat_arrays_below_4g)
+{
+	struct kdisp_plan p = ctl_plan(0x8000, 1);
+
+	cr_assert_eq(kx_plan_compat_ok(&p), 0);
+	p = ctl_plan(1ULL << 40, 1);
+	cr_assert_eq(kx_plan_compat_ok(&p), -EFAULT);
+	p = ctl_plan(0xffffffffULL - UK + 1, 1);
+	cr_assert_eq(kx_plan_compat_ok(&p), 0, "the last 40 bytes below 4 GiB");
+	p = ctl_plan(0xffffffffULL - UK + 2, 1);
+	cr_assert_eq(kx_plan_compat_ok(&p), -EFAULT, "straddles 4 GiB");
+}
+
 Test(layout, ctl_limit_is_3276)
 {
 	struct kdisp_plan p = ctl_plan(0x8000, KX_RETRY_MAX_NR);
