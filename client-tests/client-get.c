@@ -369,6 +369,42 @@ KTEST(get, epoll_on_kevent_fd)
 }
 
 /*
+ * D32 with EPOLLET: a kevent that becomes ready after a GET_EVENTS that left
+ * another one queued is a new edge (take13 woke on every requeue), so a
+ * consumer that stops at a short count does not stall.
+ */
+KTEST(get, epoll_et_edge_after_partial_take)
+{
+	int kfd = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC), p[3][2];
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, got[2];
+	struct ukevent out[4];
+	int i;
+
+	cr_assert(ep >= 0);
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, kfd, &ev), 0, "%s", strerror(errno));
+	for (i = 0; i < 3; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i + 1));
+	}
+	kt_write1(p[0][1]);
+	kt_write1(p[1][1]);
+	cr_assert(kt_wait_ready(kfd, 2, 10000), "two poll kevents did not become ready");
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "no edge for the first events");
+	cr_assert_eq(epoll_wait(ep, got, 2, 0), 0, "an edge reported twice");
+	cr_assert_eq(kt_get(kfd, 1, 1, 0, out), 1, "take one of two");
+	kt_write1(p[2][1]);
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1,
+		     "a kevent ready after a partial take made no new edge");
+	cr_assert_eq(kt_get(kfd, 2, 4, KT_MS(10000), out), 2);
+	for (i = 0; i < 3; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	close(ep);
+	close(kfd);
+}
+
+/*
  * docs/abi.md section 9: a raw GET_EVENTS ioctl without KEVENT_GET_NONBLOCK
  * after fcntl(O_NONBLOCK): the module sees f_flags and does not wait; the
  * CUSE daemon cannot see fcntl and waits (A11).  One check per backend.

@@ -132,8 +132,8 @@ int kcore_uid_charge(struct kcore *core, uid_t uid, unsigned int limit)
 {
 	struct kuid *u;
 
-	if (limit >= KEVENT_LIMIT_NR)
-		return -EINVAL;
+	if (limit >= KEVENT_LIMIT_NR || limit == KEVENT_LIMIT_EXPIRIES)
+		return -EINVAL;	/* a budget the timer origin spends, not a count */
 	u = kcore_uid_get(core, uid);
 	if (!u)
 		return -ENOMEM;
@@ -144,7 +144,7 @@ void kcore_uid_uncharge(struct kcore *core, uid_t uid, unsigned int limit)
 {
 	struct kuid *u = kcore_uid_get(core, uid);
 
-	if (u && limit < KEVENT_LIMIT_NR)
+	if (u && limit < KEVENT_LIMIT_NR && limit != KEVENT_LIMIT_EXPIRIES)
 		kuid_uncharge(u, (int)limit);
 }
 
@@ -155,6 +155,50 @@ unsigned int kcore_uid_used(struct kcore *core, uid_t uid, unsigned int limit)
 	if (!u || limit >= KEVENT_LIMIT_NR)
 		return 0;
 	return atomic_load(&u->used[limit]);
+}
+
+/* The expiry budget of one window: a tenth of the per-second cap, at least 1. */
+static unsigned int expiry_window_cap(const struct kcore *core)
+{
+	unsigned int cap = core->cfg.caps[KEVENT_LIMIT_EXPIRIES];
+
+	return cap / 10 ? cap / 10 : 1;
+}
+
+/*
+ * Windows of a tenth of a second, not of a second: an over-budget uid's
+ * timers resume within 100 ms, and never in a burst of a whole second's
+ * budget.  Only the timer origin charges, from one thread; INFO reads.
+ */
+__u64 korigin_expiry_charge(struct kitem *k, __u64 now_ns)
+{
+	struct kcore *core = k->q->core;
+	struct kuid *u = k->uid;
+	__u64 win = now_ns / KORIGIN_BUDGET_WINDOW_NS;
+
+	if (!core->cfg.caps[KEVENT_LIMIT_EXPIRIES] || !u)
+		return 0;
+	if (atomic_load_explicit(&u->exp_window, memory_order_relaxed) != win) {
+		atomic_store_explicit(&u->used[KEVENT_LIMIT_EXPIRIES], 0, memory_order_relaxed);
+		atomic_store_explicit(&u->exp_window, win, memory_order_relaxed);
+	}
+	if (atomic_load_explicit(&u->used[KEVENT_LIMIT_EXPIRIES], memory_order_relaxed) >=
+	    expiry_window_cap(core))
+		return (win + 1) * KORIGIN_BUDGET_WINDOW_NS;
+	atomic_fetch_add_explicit(&u->used[KEVENT_LIMIT_EXPIRIES], 1, memory_order_relaxed);
+	return 0;
+}
+
+/* INFO's used of EXPIRIES: the current window's expiries, per second. */
+unsigned int kuid_expiry_rate(const struct kcore *core, struct kuid *u)
+{
+	__u64 win = kcore_now(core) / KORIGIN_BUDGET_WINDOW_NS;
+	unsigned int cap = core->cfg.caps[KEVENT_LIMIT_EXPIRIES], used;
+
+	if (atomic_load_explicit(&u->exp_window, memory_order_relaxed) != win)
+		return 0;
+	used = 10 * atomic_load_explicit(&u->used[KEVENT_LIMIT_EXPIRIES], memory_order_relaxed);
+	return used < cap ? used : cap;	/* a cap below 10 still has 1 a window */
 }
 
 int kcore_running_enter(struct kcore *core, const struct kcaller *caller)

@@ -18,7 +18,8 @@
 struct kuid {
 	struct kuid *next;		/* hash chain: set before publication, then fixed */
 	uid_t uid;
-	atomic_uint used[KEVENT_LIMIT_NR];
+	atomic_uint used[KEVENT_LIMIT_NR];	/* EXPIRIES: in the window below */
+	_Atomic __u64 exp_window;	/* budget window of used[EXPIRIES] (B7) */
 };
 
 struct kcore {
@@ -126,6 +127,7 @@ __u64 kcore_now(const struct kcore *core);
 struct kuid *kcore_uid_get(struct kcore *core, uid_t uid);
 int kuid_charge(struct kcore *core, struct kuid *u, int res);
 void kuid_uncharge(struct kuid *u, int res);
+unsigned int kuid_expiry_rate(const struct kcore *core, struct kuid *u);
 const struct korigin_ops *kcore_origin(const struct kcore *core, __u32 type);
 void kcore_schedule(struct kcore *core, struct kqueue *q);
 int kcore_heap_add(struct kcore *core, struct kwaiter *w);

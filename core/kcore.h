@@ -132,6 +132,7 @@ void kcore_running_exit(struct kcore *core, const struct kcaller *caller);
 /*
  * A use of a per-uid resource the core does not count itself (the core
  * already charges QUEUES, KEVENTS, TIMERS, FD_KEVENTS, MARKS and PARKED).
+ * EXPIRIES is a budget, not a count: -EINVAL (korigin_expiry_charge).
  */
 int kcore_uid_charge(struct kcore *core, uid_t uid, unsigned int limit);
 void kcore_uid_uncharge(struct kcore *core, uid_t uid, unsigned int limit);
@@ -158,7 +159,7 @@ void kqueue_release(struct kqueue *q);
 
 /* poll() on the queue: POLLIN|POLLRDNORM while the ready list is not empty. */
 unsigned int kqueue_poll(struct kqueue *q);
-/* Called (from any thread, no core lock held) when the queue becomes ready. */
+/* Called (from any thread, no core lock held) each time a kevent becomes ready (D32). */
 void kqueue_set_notify(struct kqueue *q, void (*notify)(void *ctx), void *ctx);
 
 /* User memory of the caller: process memory, a fetched buffer, or simulated. */

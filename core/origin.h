@@ -72,6 +72,18 @@ struct korigin_ops {
  */
 int korigin_fire(struct kitem *k, const struct korigin_result *res);
 
+/*
+ * B7: charges one expiry of timer k to the budget of the uid that added it
+ * (KEVENT_LIMIT_EXPIRIES per second, spent in windows of
+ * KORIGIN_BUDGET_WINDOW_NS).  Returns 0 when charged, so the timer fires;
+ * else the budget is spent and the return value is the time (on now_ns's
+ * clock) the next window opens: the origin moves the timer on to a grid point at or
+ * after it, and the expiries in between merge (A9).  Call it from one
+ * thread at a time (the reactor).
+ */
+#define KORIGIN_BUDGET_WINDOW_NS	100000000ull	/* a tenth of the per-second cap */
+__u64 korigin_expiry_charge(struct kitem *k, __u64 now_ns);
+
 /* The kevent as the caller passed it (see LOCKING for when to read it). */
 const struct ukevent *korigin_ukevent(const struct kitem *k);
 

@@ -329,7 +329,13 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 		return stop;
 	k->flags |= KITEM_READY;
 	rslots_push(q, k);
-	if (q->ready_num++ == 0 && q->notify) {
+	q->ready_num++;
+	/*
+	 * D32: every kevent that becomes ready wakes the watchers, as take13's
+	 * wake_up() on each requeue did: an edge-triggered epoll user that
+	 * stops at a short GET_EVENTS count must still see the next one.
+	 */
+	if (q->notify) {
 		fx->notify = q->notify;
 		fx->notify_ctx = q->notify_ctx;
 	}
@@ -1074,6 +1080,8 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 		info->limits[i].cap = core->cfg.caps[i];
 		info->limits[i].used = u ? atomic_load(&u->used[i]) : 0;
 	}
+	if (u)
+		info->limits[KEVENT_LIMIT_EXPIRIES].used = kuid_expiry_rate(core, u);
 	info->queue_kevents = atomic_load(&q->kevent_num);
 	info->queue_ready = ready_now(q);
 	info->live_queues = atomic_load(&core->n_queues);

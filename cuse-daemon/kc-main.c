@@ -761,6 +761,14 @@ static int kc_preflight(void)
 	return 0;
 }
 
+#ifdef KC_HAVE_ORIGINS
+/* The origins' rare lines (an inotify/fanotify overflow) go where ours go. */
+static void kc_origins_log(const char *line)
+{
+	kc_warn("origins: %s", line);
+}
+#endif
+
 static int kc_core_start(void)
 {
 	struct kcore_config cfg;
@@ -777,7 +785,7 @@ static int kc_core_start(void)
 		return err;
 #ifdef KC_HAVE_ORIGINS
 	{
-		struct korigins_config ocfg = { 0 };
+		struct korigins_config ocfg = { .log = kc_origins_log };
 
 		err = korigins_start(&ocfg);
 		if (err)

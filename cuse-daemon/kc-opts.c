@@ -19,17 +19,19 @@ struct kc_cap_opt {
 	const char *name;
 	unsigned int limit;
 	__u32 dflt;
+	const char *what;
 };
 
 /* Defaults sized for one busy user; the daemon raises RLIMIT_NOFILE. */
 static const struct kc_cap_opt kc_cap_opts[] = {
-	{ "max-queues",		KEVENT_LIMIT_QUEUES,		1024 },
-	{ "max-kevents",	KEVENT_LIMIT_KEVENTS,		262144 },
-	{ "max-fd-kevents",	KEVENT_LIMIT_FD_KEVENTS,	16384 },
-	{ "max-timers",		KEVENT_LIMIT_TIMERS,		16384 },
-	{ "max-marks",		KEVENT_LIMIT_MARKS,		8192 },
-	{ "max-running",	KEVENT_LIMIT_RUNNING,		0 },	/* from --workers */
-	{ "max-parked",		KEVENT_LIMIT_PARKED,		16384 },
+	{ "max-queues",		KEVENT_LIMIT_QUEUES,	1024,	"open queues" },
+	{ "max-kevents",	KEVENT_LIMIT_KEVENTS,	262144,	"registered kevents" },
+	{ "max-fd-kevents",	KEVENT_LIMIT_FD_KEVENTS, 16384, "poll and socket kevents" },
+	{ "max-timers",		KEVENT_LIMIT_TIMERS,	16384,	"timer kevents" },
+	{ "max-marks",		KEVENT_LIMIT_MARKS,	8192,	"inode marks" },
+	{ "max-running",	KEVENT_LIMIT_RUNNING,	0,	"requests running" },	/* from --workers */
+	{ "max-parked",		KEVENT_LIMIT_PARKED,	16384,	"parked GET_EVENTS" },
+	{ "max-expiries",	KEVENT_LIMIT_EXPIRIES,	100000,	"timer expiries per second" },
 };
 #define KC_NCAPS (sizeof(kc_cap_opts) / sizeof(kc_cap_opts[0]))
 
@@ -63,8 +65,16 @@ void kc_opts_usage(FILE *out, const char *argv0)
 		argv0, KC_DEFAULT_NAME, KC_DEFAULT_MODE, KC_DEFAULT_SHM_DIR,
 		KC_DEFAULT_WORKERS);
 	fprintf(out, "\nPer-uid caps (0: none):\n");
-	for (size_t i = 0; i < KC_NCAPS; i++)
-		fprintf(out, "      --%s=N\n", kc_cap_opts[i].name);
+	for (size_t i = 0; i < KC_NCAPS; i++) {
+		char opt[32];
+
+		snprintf(opt, sizeof(opt), "%s=N", kc_cap_opts[i].name);
+		if (kc_cap_opts[i].dflt)
+			fprintf(out, "      --%-16s  %s (default %u)\n", opt, kc_cap_opts[i].what,
+				(unsigned int)kc_cap_opts[i].dflt);
+		else
+			fprintf(out, "      --%-16s  %s\n", opt, kc_cap_opts[i].what);
+	}
 	fprintf(out,
 		"      (--max-running defaults to half the workers and must stay below them)\n"
 		"\n"

@@ -83,7 +83,7 @@ static void uncharge(struct model *m, unsigned int uid, int res)
 /* kcore_uid_charge(): a transport's own use of a per-uid resource. */
 int m_uid_charge(struct model *m, unsigned int uid, unsigned int limit)
 {
-	if (limit >= KEVENT_LIMIT_NR)
+	if (limit >= KEVENT_LIMIT_NR || limit == KEVENT_LIMIT_EXPIRIES)
 		return -EINVAL;
 	if (!charge(m, uid, (int)limit))
 		return -ENOSPC;
@@ -266,8 +266,9 @@ static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 		return stop;
 	k->ready = true;
 	ml_add_tail(&k->rdy, &q->rdy);
-	if (q->nrdy++ == 0 && q->notify)
-		q->notify_exp++;
+	q->nrdy++;
+	if (q->notify)
+		q->notify_exp++;	/* D32: each kevent that becomes ready */
 	ring_advance(q, k);
 	if (q->nrdy >= wait_min(m, q))
 		q->scheduled = true;

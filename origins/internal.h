@@ -60,7 +60,7 @@ int ktimer_init(void);
 void ktimer_fini(void);
 void ktimer_handle(void);
 __u64 ktimer_count(void);
-void ktimer_counts(__u64 *wakes, __u64 *expiries);
+void ktimer_counts(__u64 *wakes, __u64 *expiries, __u64 *deferred);
 extern const struct korigin_ops ktimer_ops;
 
 int kwatch_init(void);

@@ -79,6 +79,7 @@ struct korigins_stats {
 	__u64 timer_wakes;		/* timerfd wakes handled since start */
 	__u64 timer_expiries;		/* timer expiries handled since start */
 	__u64 inode_overflows;		/* inotify/fanotify queue overflows since start */
+	__u64 timer_deferred;		/* expiries over a uid's budget, merged (B7) */
 };
 void korigins_stats(struct korigins_stats *out);
 

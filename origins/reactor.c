@@ -260,7 +260,7 @@ void korigins_stats(struct korigins_stats *out)
 	pthread_mutex_lock(&korigins_lock);
 	if (atomic_load(&kr.running)) {
 		out->timers = ktimer_count();
-		ktimer_counts(&out->timer_wakes, &out->timer_expiries);
+		ktimer_counts(&out->timer_wakes, &out->timer_expiries, &out->timer_deferred);
 		out->fd_watches = kwatch_count();
 		kinode_counts(&out->inode_watches, &out->inode_objects,
 			      &out->inode_backend, &out->inode_overflows);

@@ -17,6 +17,11 @@
  * the next one in the future: the missed periods merge, as they would while
  * the kevent sits on the ready list.
  *
+ * B7: each expiry is charged to the budget of the uid that added the timer
+ * (korigin_expiry_charge).  Over it, the timer moves on to the first grid
+ * point in the next budget window without firing: the expiries merge, no
+ * errno, and 1 ms timers stay legal.
+ *
  * LOCKING: everything here runs under korigins_lock (internal.h).
  */
 #include <errno.h>
@@ -41,6 +46,7 @@ static struct {
 	size_t nr, cap;
 	__u64 armed_ns;		/* deadline the timerfd is set to; 0: none */
 	__u64 wakes, expired;	/* timerfd wakes and expiries handled (tests) */
+	__u64 deferred;		/* expiries the per-uid budget moved on (B7) */
 } kt = { .tfd = -1 };
 
 static int ktimer_before(const struct ktimer *a, const struct ktimer *b)
@@ -243,10 +249,19 @@ static __u64 ktimer_expire(struct ktimer *t, __u64 now)
 	return t->expiry_ns;
 }
 
+/* Over its uid's budget: on to the first grid point at or after resume_ns. */
+static void ktimer_defer(struct ktimer *t, __u64 resume_ns)
+{
+	if (t->expiry_ns < resume_ns)
+		t->expiry_ns += (resume_ns - t->expiry_ns + t->period_ns - 1) /
+				t->period_ns * t->period_ns;
+	kt.deferred++;
+}
+
 void ktimer_handle(void)
 {
 	unsigned int done = 0;
-	__u64 ticks, now;
+	__u64 ticks, now, deferred0 = kt.deferred;
 
 	if (read(kt.tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
@@ -255,11 +270,15 @@ void ktimer_handle(void)
 	while (kt.nr && kt.heap[0]->expiry_ns <= now) {
 		struct ktimer *t = kt.heap[0];
 		__u64 at = ktimer_expire(t, now);
+		__u64 resume = korigin_expiry_charge(t->k, now);
 		struct korigin_result res = {
 			.ret_data = { (__u32)(at / 1000000u), 0 },
 		};
 
-		if (korigin_fire(t->k, &res) == 1) {
+		if (resume) {
+			ktimer_defer(t, resume);
+			ktimer_sift_down(0);
+		} else if (korigin_fire(t->k, &res) == 1) {
 			ktimer_unlink(t);
 		} else {
 			t->expiry_ns = at + t->period_ns;
@@ -271,7 +290,7 @@ void ktimer_handle(void)
 		if (kt.nr && kt.heap[0]->expiry_ns > now)
 			now = kclock_ns();
 	}
-	kt.expired += done;
+	kt.expired += done - (kt.deferred - deferred0);
 	kt.wakes++;
 	ktimer_rearm();
 }
@@ -282,7 +301,7 @@ int ktimer_init(void)
 	if (kt.tfd < 0)
 		return -errno;
 	kt.armed_ns = 0;
-	kt.wakes = kt.expired = 0;
+	kt.wakes = kt.expired = kt.deferred = 0;
 	return kreactor_add(kt.tfd, EPOLLIN, KR_DATA(KR_TAG_TIMER, 0));
 }
 
@@ -301,10 +320,11 @@ __u64 ktimer_count(void)
 	return kt.nr;
 }
 
-void ktimer_counts(__u64 *wakes, __u64 *expiries)
+void ktimer_counts(__u64 *wakes, __u64 *expiries, __u64 *deferred)
 {
 	*wakes = kt.wakes;
 	*expiries = kt.expired;
+	*deferred = kt.deferred;
 }
 
 const struct korigin_ops ktimer_ops = {

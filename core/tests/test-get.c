@@ -235,7 +235,8 @@ static void count_notify(void *ctx)
 	notified++;
 }
 
-CORE_TEST(get_events, poll_mask_and_notify_on_empty_to_ready)
+/* D32: each kevent that becomes ready notifies; a merge into a pending one does not. */
+CORE_TEST(get_events, poll_mask_and_notify_per_new_ready_kevent)
 {
 	fx_add_n(0, 3, 0);
 	kqueue_set_notify(F.q, count_notify, NULL);
@@ -244,12 +245,27 @@ CORE_TEST(get_events, poll_mask_and_notify_on_empty_to_ready)
 	cr_assert_eq(kqueue_poll(F.q), POLLIN | POLLRDNORM);
 	cr_assert_eq(notified, 1);
 	ktest_fire(1, 0);
+	cr_assert_eq(notified, 2, "a second kevent becoming ready is a new edge");
 	ktest_fire(0, 0);
-	cr_assert_eq(notified, 1, "only the transition to ready notifies");
+	cr_assert_eq(notified, 2, "a merge into a pending kevent is no edge");
 	cr_assert_eq(fx_get(1, 5, OUT), 2);
 	cr_assert_eq(kqueue_poll(F.q), 0);
 	ktest_fire(2, 0);
-	cr_assert_eq(notified, 2);
+	cr_assert_eq(notified, 3);
+}
+
+/* The stall D32 prevents: a GET_EVENTS that leaves events behind, then a new one. */
+CORE_TEST(get_events, notify_after_a_partial_take)
+{
+	fx_add_n(0, 3, 0);
+	kqueue_set_notify(F.q, count_notify, NULL);
+	ktest_fire(0, 0);
+	ktest_fire(1, 0);
+	cr_assert_eq(fx_get(1, 1, OUT), 1, "take one of two");
+	notified = 0;
+	ktest_fire(2, 0);
+	cr_assert_eq(notified, 1, "a kevent ready after a partial take woke nobody");
+	cr_assert_eq(fx_get(0, 5, OUT), 2);
 }
 
 CORE_TEST(get_events, D10_probe_reads_what_it_will_write)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -30,6 +31,7 @@ static struct kcore *core;
 static struct kqueue *q[NQ];
 static void *ring[NQ];
 static struct kcaller me;
+static unsigned int expiry_cap;	/* KEVENT_LIMIT_EXPIRIES of the next setup() */
 
 static int own_read(void *ctx, void *dst, __u64 uaddr, size_t len)
 {
@@ -53,6 +55,7 @@ static void setup(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	cr_assert_eq(korigins_start(&ocfg), 0);
+	cfg.caps[KEVENT_LIMIT_EXPIRIES] = expiry_cap;
 	cr_assert_eq(kcore_new(&cfg, &core), 0);
 	me = (struct kcaller){ (pid_t)syscall(SYS_gettid), getpid(), getuid(), getgid() };
 	for (i = 0; i < NQ; i++) {
@@ -376,4 +379,103 @@ Test(e2e, inode_create_through_the_core)
 	unlink(f);
 	rmdir(dir);
 	close(dfd);
+}
+
+/* ---- B7: the per-uid expiry budget ---- */
+
+#define BUDGET		200	/* expiries per second: 20 per 100 ms window */
+#define BUDGET_NS	(600ull * 1000000ull)
+
+static void setup_budget(void)
+{
+	expiry_cap = BUDGET;
+	setup();
+}
+
+TestSuite(e2e_budget, .init = setup_budget, .fini = teardown, .timeout = 120);
+
+static int ioctl_by(struct kqueue *kq, const struct kcaller *who, unsigned int cmd,
+		    const void *arg, size_t len)
+{
+	struct kdisp_plan plan;
+	int ret = kdisp_plan(kq, cmd, arg, len, who, &plan);
+
+	return ret ? ret : kdisp_execute(kq, &plan, who, &own_mem, NULL, NULL, NULL);
+}
+
+static int info_of(struct kqueue *kq, struct kevent_info *info)
+{
+	struct kdisp_plan plan;
+	int ret = kdisp_plan(kq, KEVENT_IOC_INFO, NULL, sizeof(*info), &me, &plan);
+
+	return ret ? ret : kdisp_execute(kq, &plan, &me, &own_mem, info, NULL, NULL);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Takes everything ready on kq now; returns how many. */
+static unsigned int drain_now(struct kqueue *kq, struct ukevent *out, unsigned int cap)
+{
+	unsigned int n = 0;
+	int got;
+
+	while ((got = get(kq, 0, cap, 0, out)) > 0)
+		n += (unsigned int)got;
+	cr_assert_geq(got, 0);
+	return n;
+}
+
+/*
+ * 100 periodic 1 ms timers of one uid would expire 100,000 times a second;
+ * with a budget of 200 a second that uid gets about 20 per 100 ms window,
+ * the rest merge (never an error), while one 1 ms timer of another uid
+ * keeps firing at its own pace.
+ */
+Test(e2e_budget, over_budget_expiries_merge_per_uid)
+{
+	enum { N = 100 };
+	struct kcaller other = me;
+	struct ukevent uk[N], one = ev(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, 0, 999), out[N];
+	struct kevent_ctl_arg a = { .cmd = KEVENT_CTL_ADD, .num = 1, .events = (uintptr_t)&one };
+	struct kevent_info info = { 0 };
+	struct korigins_stats st;
+	unsigned int mine = 0, theirs = 0, windows;
+	__u64 t0, t1;
+	int i;
+
+	other.uid = me.uid + 4242;
+	for (i = 0; i < N; i++)
+		uk[i] = ev(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, 0, (__u32)i);
+	t0 = mono_ns();
+	cr_assert_eq(ctl(q[0], KEVENT_CTL_ADD, uk, N), 0);
+	cr_assert_eq(ioctl_by(q[1], &other, KEVENT_IOC_CTL, &a, sizeof(a)), 0);
+	while (mono_ns() - t0 < BUDGET_NS) {
+		usleep(2000);
+		mine += drain_now(q[0], out, N);
+		theirs += drain_now(q[1], out, N);
+	}
+	t1 = mono_ns();
+	windows = (unsigned int)(t1 / KORIGIN_BUDGET_WINDOW_NS - t0 / KORIGIN_BUDGET_WINDOW_NS) + 1;
+	korigins_stats(&st);
+	cr_expect_leq(mine, windows * (BUDGET / 10), "%u expiries in %u windows: over the budget",
+		      mine, windows);
+	cr_expect_geq(mine, BUDGET / 10, "the budget granted nothing (%u)", mine);
+	cr_expect_gt(st.timer_deferred, 0, "no expiry was merged by the budget");
+	cr_expect_geq(theirs, 60, "another uid's 1 ms timer fired %u times in 600 ms", theirs);
+	cr_assert_eq(info_of(q[0], &info), 0);
+	cr_expect_eq(info.limits[KEVENT_LIMIT_EXPIRIES].cap, BUDGET);
+	cr_expect_leq(info.limits[KEVENT_LIMIT_EXPIRIES].used, BUDGET);
+	for (i = 0; i < N; i++)
+		cr_expect_eq(ctl(q[0], KEVENT_CTL_REMOVE, &uk[i], 1), 0);
+	cr_expect_eq(ioctl_by(q[1], &other, KEVENT_IOC_CTL,
+			      &(struct kevent_ctl_arg){ .cmd = KEVENT_CTL_REMOVE, .num = 1,
+							.events = (uintptr_t)&one },
+			      sizeof(a)), 0);
+	assert_no_kevents();
 }

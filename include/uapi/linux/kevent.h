@@ -188,7 +188,9 @@ struct kevent_get_events_arg {
 #define KEVENT_LIMIT_MARKS		4
 #define KEVENT_LIMIT_RUNNING		5
 #define KEVENT_LIMIT_PARKED		6
-#define KEVENT_LIMIT_NR			8	/* one slot spare */
+#define KEVENT_LIMIT_EXPIRIES		7	/* timer expiries per second: a budget, */
+						/* excess ones merge (docs/abi.md 8) */
+#define KEVENT_LIMIT_NR			8
 
 struct kevent_limit {
 	__u32 cap;			/* 0: no cap */
