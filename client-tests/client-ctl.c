@@ -139,6 +139,33 @@ KTEST(ctl, modify_remove_in_place)
 	close(kfd);
 }
 
+/* D38: an unmatched MODIFY/REMOVE entry is BROKEN|DONE with ret_data as passed. */
+KTEST(ctl, unmatched_keeps_ret_data)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk[2];
+
+	kt_add_queued(kfd, kt_uk_timer(HOUR, 0, 1));
+	kt_add_queued(kfd, kt_uk_timer(HOUR + 1, 0, 2));	/* num 2 needs kevent_num >= 2 (D25) */
+	for (unsigned int cmd = KEVENT_CTL_REMOVE; cmd <= KEVENT_CTL_MODIFY; cmd++) {
+		for (int i = 0; i < 2; i++) {
+			uk[i] = kt_uk_timer(HOUR + 5 + (unsigned)i, 0, 7);	/* no such kevent */
+			uk[i].ret_data[0] = 0x1234;
+			uk[i].ret_data[1] = 0xabcd;
+		}
+		cr_assert_eq(kevent_ctl(kfd, cmd, 2, uk), 0, "cmd %u: %s", cmd, strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+			cr_assert_eq(uk[i].ret_data[0], 0x1234u, "cmd %u: ret_data[0] %#x", cmd,
+				     uk[i].ret_data[0]);
+			cr_assert_eq(uk[i].ret_data[1], 0xabcdu, "cmd %u: ret_data[1] %#x, not as passed",
+				     cmd, uk[i].ret_data[1]);
+		}
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 2u);
+	close(kfd);
+}
+
 /* MODIFY replaces event, clears ret_flags and re-evaluates at once. */
 KTEST(ctl, modify_reevaluates)
 {

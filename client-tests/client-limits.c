@@ -3,9 +3,11 @@
  * The per-queue limit (A4): 4095 kevents, ADD fails whole when
  * kevent_num + num >= 4096; GET_EVENTS returns at most 4095 (D12) and at
  * most the path's max_get_nr (B4); CTL batches above max_ctl_num fail
- * whole with E2BIG (B4).
+ * whole with E2BIG (B4).  The per-uid caps of the CUSE daemon (D18) and
+ * its timer expiry budget (B7).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -260,4 +262,109 @@ KTEST(limits, kevent_cap_enospc)
 	cr_assert_eq(uk.ret_data[1], (__u32)-ENOSPC, "past the cap: ret_data[1] %d", (int)uk.ret_data[1]);
 	for (int i = 0; i < nq; i++)
 		close(q[i]);
+}
+
+/* ---- D18: the parked-call cap (EAGAIN) and B7: the expiry budget ---- */
+
+static int pk_kfd;
+static int pk_ret[1024];
+
+static void *parked_get(void *arg)
+{
+	struct ukevent out;
+	int n = kevent_get_events(pk_kfd, 1, 1, KT_MS(120000), &out, 0);
+
+	pk_ret[(intptr_t)arg] = n < 0 ? -errno : n;
+	return NULL;
+}
+
+static unsigned int parked_used(int fd)
+{
+	struct kevent_info i;
+
+	kt_info(fd, &i);
+	return i.limits[KEVENT_LIMIT_PARKED].used;
+}
+
+/*
+ * With the uid's parked calls at the cap, one more GET_EVENTS that would
+ * wait fails EAGAIN at once (the guest-yama boot runs the daemon with
+ * --max-parked=256); one that need not wait still works.
+ */
+KTEST(limits, parked_cap_eagain)
+{
+	unsigned int cap = kt_backend_info()->limits[KEVENT_LIMIT_PARKED].cap, n;
+	pthread_t t[1024];
+	struct ukevent out[1];
+	int probe;
+
+	if (!cap)
+		cr_skip_test("no per-uid parked-call cap on the %s backend (INFO cap 0)",
+			     kt_backend_name(kt_backend()));
+	if (cap > 1024)
+		cr_skip_test("per-uid parked cap %u too large to reach here (the guest-yama boot has 256)",
+			     cap);
+	probe = kt_open(O_RDWR);
+	pk_kfd = kt_open(O_RDWR);
+	n = cap - parked_used(probe);
+	for (unsigned int i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, parked_get, (void *)(intptr_t)i), 0);
+	__u64 end = kt_now_ns() + KT_MS(30000);
+	while (parked_used(probe) < cap && kt_now_ns() < end)
+		kt_sleep_ms(20);
+	cr_assert_eq(parked_used(probe), cap, "the callers did not all park");
+	__u64 t0 = kt_now_ns();
+	cr_assert_eq(kevent_get_events(probe, 1, 1, KT_MS(10000), out, 0), -1,
+		     "a call past the parked cap %u waited", cap);
+	cr_assert_eq(errno, EAGAIN, "past the parked cap: %s", strerror(errno));
+	cr_assert(kt_now_ns() - t0 < KT_MS(5000), "EAGAIN came only after the timeout");
+	cr_assert_eq(kt_get(probe, 0, 1, 0, out), 0, "a call that need not wait failed at the cap");
+	for (unsigned int i = 0; i < n; i++)
+		kt_add_queued(pk_kfd, kt_uk_timer(1, KEVENT_REQ_ONESHOT, i));
+	for (unsigned int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(pk_ret[i], 1, "parked caller %u: %d", i, pk_ret[i]);
+	}
+	close(pk_kfd);
+	close(probe);
+}
+
+/*
+ * B7: 20 periodic 1 ms timers ask for 20,000 expiries a second; over the
+ * uid's budget the excess merges (no error, the kevents stay), so what one
+ * second delivers stays near the budget (the guest-yama boot runs the
+ * daemon with --max-expiries=200).
+ */
+KTEST(limits, expiry_budget_merges)
+{
+	unsigned int cap = kt_backend_info()->limits[KEVENT_LIMIT_EXPIRIES].cap, got = 0;
+	struct ukevent out[64];
+	struct kevent_info info;
+	int kfd, n;
+
+	if (!cap)
+		cr_skip_test("no per-uid expiry budget on the %s backend (INFO cap 0)",
+			     kt_backend_name(kt_backend()));
+	if (cap > 2000)
+		cr_skip_test("expiry budget %u/s too large to reach here (the guest-yama boot has 200)",
+			     cap);
+	kt_require_room(KEVENT_LIMIT_TIMERS, 20);
+	kfd = kt_open(O_RDWR);
+	__u64 t0 = kt_now_ns(), end = t0 + KT_MS(1000);
+	add_timers(kfd, 20, 1, 0, 0);
+	while (kt_now_ns() < end) {
+		n = kt_get(kfd, 1, 64, KT_MS(200), out);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(out[i].ret_flags & KEVENT_RET_BROKEN, 0, "an expiry over budget broke");
+		got += (unsigned int)n;
+	}
+	/* The 100 ms windows the run touched, partial ones at both ends included. */
+	unsigned int windows = (unsigned int)((kt_now_ns() - t0) / KT_MS(100)) + 2;
+	kt_info(kfd, &info);
+	cr_assert_leq(info.limits[KEVENT_LIMIT_EXPIRIES].used, cap);
+	cr_assert_leq(got, windows * (cap / 10 ? cap / 10 : 1),
+		      "%u expiries in %u windows of 100 ms with a budget of %u/s", got, windows, cap);
+	cr_assert_geq(got, cap / 10, "the budget granted %u expiries in 1 s", got);
+	cr_assert_eq(kt_queue_kevents(kfd), 20u, "a timer over budget was removed");
+	close(kfd);
 }

@@ -69,6 +69,7 @@ KTEST(scale, thousand_blocked_callers)
 
 	cr_assert(t);
 	kt_require_room(KEVENT_LIMIT_TIMERS, BLOCKED);
+	kt_require_room(KEVENT_LIMIT_PARKED, BLOCKED);
 	sc_kfd = kt_open(O_RDWR);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);

@@ -13,7 +13,20 @@
                                        every -Exxx the given sources (the core
                                        dispatcher) can return is in docs/abi.md
                                        section 7 and in some page's ERRORS
-  check-man.py example PAGE OUT.c      write the C program of PAGE's EXAMPLES
+  check-man.py runtime ABI_MD DOCDIR REPLAY CORPUS
+                                       replay the fuzz corpus through the real
+                                       dispatcher (REPLAY, KFUZZ_ERRNO_LOG) and
+                                       check that every errno it returned, per
+                                       ioctl, is in that ioctl's table of
+                                       docs/abi.md section 7 and in its page's
+                                       ERRORS
+  check-man.py examples ROOT PAGE...   every C block of an EXAMPLES section is
+                                       marked '.\\" example: FILE[#REGION]' and
+                                       is exactly that file of ROOT (or the
+                                       lines between '/* man: REGION */' and
+                                       '/* man: end */' in it), roff-escaped
+  check-man.py sync-examples ROOT PAGE...
+                                       rewrite those blocks from the files
 
 A missing tool is a loud skip (TAP "# SKIP" with the reason), never a pass.
 """
@@ -267,24 +280,146 @@ def cmd_source(abi_md, docdir, srcs):
     return t.done()
 
 
-def cmd_example(page, out_c):
-    text = open(page, encoding='utf-8').read()
-    ex = text.split('\n.SH EXAMPLES\n', 1)
-    if len(ex) != 2:
-        sys.exit(f'{page}: no EXAMPLES section')
-    blocks = re.findall(r'^\.EX\n(.*?)^\.EE\n', ex[1], re.S | re.M)
-    prog = [b for b in blocks if re.search(r'^main\(', b, re.M)]
-    if len(prog) != 1:
-        sys.exit(f'{page}: expected one program with main() under EXAMPLES, found {len(prog)}')
-    src = prog[0]
-    for roff, c in (('\\-', '-'), ('\\e', '\\'), ('\\(dq', '"'), ('\\&', '')):
-        src = src.replace(roff, c)
-    if '\\' in src.replace('\\n', '').replace('\\0', ''):
-        sys.exit(f'{page}: unhandled roff escape in the example')
-    with open(out_c, 'w', encoding='utf-8') as f:
-        f.write(f'/* Generated from {os.path.basename(page)} EXAMPLES by docs/check-man.py. */\n')
-        f.write(src)
-    return 0
+# ioctl nr: (its docs/abi.md 7.x tables, the page whose ERRORS must name it)
+RUNTIME_PLAN = {
+    0: ({1, 4}, 'kevent.4'),
+    1: ({1, 2}, 'kevent_ctl.2'),
+    2: ({1, 3}, 'kevent_get_events.2'),
+    3: ({1, 5}, 'kevent.4'),
+    4: ({1, 6}, 'kevent.4'),
+}
+# The fuzzer's test origin fails attach() with EIO, its own code ("an
+# origin's own failure", abi.md 7.2); no real origin or the core returns it.
+TEST_ORIGIN_ERRNOS = {'EIO'}
+
+
+def cmd_runtime(abi_md, docdir, replay, corpus):
+    if not shutil.which('mandoc'):
+        return skip_all('mandoc is not installed: ERRORS sections not read')
+    import tempfile
+    abi = abi_errnos(abi_md)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, 'errnos')
+        env = dict(os.environ, KFUZZ_ERRNO_LOG=log)
+        p = subprocess.run([replay, corpus], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, timeout=600)
+        seen = {}
+        if os.path.exists(log):
+            for line in open(log, encoding='utf-8'):
+                nr, where, e = line.split()
+                name = errno.errorcode.get(int(e), f'errno {e}')
+                key = (int(nr) if int(nr) in RUNTIME_PLAN else 99, where, name)
+                seen[key] = seen.get(key, 0) + 1
+    t = Tap()
+    t.ok(p.returncode == 0, f'the corpus replays cleanly ({os.path.basename(replay)})',
+         p.stdout[-2000:] + p.stderr[-2000:])
+    t.ok(bool(seen), 'the replay returned errnos to compare', 'no KFUZZ_ERRNO_LOG lines')
+    pages = {}
+    for (nr, where, name), count in sorted(seen.items()):
+        tables, page = RUNTIME_PLAN.get(nr, ({1}, 'kevent.4'))
+        label = f'ioctl {"nr " + str(nr) if nr in RUNTIME_PLAN else "of an unknown nr"} {where} {name} (seen {count}x)'
+        if where == 'entry' and name in TEST_ORIGIN_ERRNOS:
+            t.skip(label, 'the test origin\'s own attach() failure, not a backend errno')
+            continue
+        documented = set().union(*(abi.get(k, set()) for k in tables))
+        t.ok(name in documented, f'{label} is in docs/abi.md 7.{",7.".join(map(str, sorted(tables)))}',
+             'the dispatcher returns it: add it with its condition')
+        if page not in pages:
+            pages[page] = man_errors(os.path.join(docdir, page))
+        t.ok(name in pages[page], f'{label} is in the ERRORS of {page}',
+             'the dispatcher returns it: add it to that page')
+    return t.done()
+
+
+
+EXAMPLE_MARK = re.compile(r'^\.\\" example: (\S+?)(?:#(\S+))?$')
+REGION = re.compile(r'^\s*/\* man: (\S+) \*/$')
+
+
+def example_text(root, path, region):
+    """The program (or one marked region of it) as the page shows it."""
+    lines = open(os.path.join(root, path), encoding='utf-8').read().split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    if region:
+        marks = [i for i, ln in enumerate(lines) if REGION.match(ln)]
+        start = [i for i in marks if REGION.match(lines[i]).group(1) == region]
+        if len(start) != 1:
+            raise ValueError(f'{path}: no single /* man: {region} */ mark')
+        end = [i for i in marks if i > start[0] and REGION.match(lines[i]).group(1) == 'end']
+        if not end:
+            raise ValueError(f'{path}: /* man: {region} */ has no /* man: end */')
+        lines = lines[start[0] + 1:end[0]]
+    else:
+        lines = [ln for ln in lines if not REGION.match(ln)]
+    lines = [ln.expandtabs(4).rstrip() for ln in lines]
+    if region:  # a region is shown dedented
+        ind = min((len(ln) - len(ln.lstrip()) for ln in lines if ln), default=0)
+        lines = [ln[ind:] for ln in lines]
+    out = []
+    for ln in lines:
+        ln = ln.replace('\\', '\\e').replace('-', '\\-')
+        if ln.startswith(('.', "'")):
+            ln = '\\&' + ln
+        out.append(ln)
+    return out
+
+
+def example_blocks(text):
+    """(marker match or None, first body line, end line) per .EX block of EXAMPLES."""
+    lines = text.split('\n')
+    try:
+        sec = lines.index('.SH EXAMPLES')
+    except ValueError:
+        return lines, []
+    blocks, mark = [], None
+    i = sec + 1
+    while i < len(lines) and not lines[i].startswith('.SH '):
+        m = EXAMPLE_MARK.match(lines[i])
+        if m:
+            mark = m
+        elif lines[i] == '.EX':
+            end = lines.index('.EE', i)
+            blocks.append((mark, i + 1, end))
+            mark, i = None, end
+        i += 1
+    return lines, blocks
+
+
+def cmd_examples(root, pages, sync=False):
+    t = Tap()
+    for page in pages:
+        name = os.path.basename(page)
+        lines, blocks = example_blocks(open(page, encoding='utf-8').read())
+        changed = False
+        for mark, first, end in reversed(blocks):
+            body = lines[first:end]
+            if not mark:
+                t.ok(not any(';' in ln for ln in body), f'{name}: every C example comes from examples/',
+                     f'the block at line {first} has no \'.\\" example: FILE\' mark')
+                continue
+            label = f'{name}: example from {mark.group(1)}' + (f'#{mark.group(2)}' if mark.group(2) else '')
+            try:
+                want = example_text(root, mark.group(1), mark.group(2))
+            except (OSError, ValueError) as e:
+                t.ok(False, label, str(e))
+                continue
+            if sync and body != want:
+                lines[first:end] = want
+                changed = True
+                body = want
+            diff = next((k for k, (a, b) in enumerate(zip(body, want)) if a != b),
+                        None if len(body) == len(want) else min(len(body), len(want)))
+            t.ok(diff is None, label + ' is the program, line for line',
+                 None if diff is None else
+                 f'first difference at block line {diff + 1}:\n'
+                 f'page: {body[diff] if diff < len(body) else "(end)"}\n'
+                 f'file: {want[diff] if diff < len(want) else "(end)"}\n'
+                 f'refresh: python3 docs/check-man.py sync-examples . docs/*.[0-9]')
+        if changed:
+            with open(page, 'w', encoding='utf-8') as f:
+                f.write('\n'.join(lines))
+    return t.done()
 
 
 def main(argv):
@@ -299,8 +434,12 @@ def main(argv):
         return cmd_errors(*args)
     if cmd == 'source' and len(args) >= 3:
         return cmd_source(args[0], args[1], args[2:])
-    if cmd == 'example' and len(args) == 2:
-        return cmd_example(*args)
+    if cmd == 'runtime' and len(args) == 4:
+        return cmd_runtime(*args)
+    if cmd == 'examples' and len(args) >= 2:
+        return cmd_examples(args[0], args[1:])
+    if cmd == 'sync-examples' and len(args) >= 2:
+        return cmd_examples(args[0], args[1:], sync=True)
     sys.exit(__doc__)
 
 

@@ -14,12 +14,15 @@
  * with KEVENT_IOC_RING_SHM (or a program runs under the libkevent-mmap.so
  * LD_PRELOAD shim).  kevent_ring_map() tries mmap() and falls back to
  * RING_SHM; the slots are then read here by hand with the header's macros,
- * as libkevent's kevent_ring_read() does.  Where INFO reports RING_SHM the
- * program also maps that object itself and checks both views agree.
+ * and again through libkevent's kevent_ring_read(), which must agree.
+ * Where INFO reports RING_SHM the program also maps that object itself and
+ * checks both views agree.
  *
  * Self-check: 3 one-shot timers and a pipe become ready; each slot read
  * from the ring must match, in order, the event GET_EVENTS dequeues.
  * Exit status: 0 as expected, 1 on a mismatch, 77 without /dev/kevent.
+ * The lines between the "man:" marks are shown in libkevent(3); the
+ * whole file is the example of kevent(7) (docs/check-man.py checks both).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* O_CLOEXEC, accept4(), pipe2() under -std=c11 */
@@ -103,8 +106,10 @@ int main(int argc, char **argv)
 	if (info.ring_page_size != KEVENT_RING_PAGE_SIZE || info.ring_pages != KEVENT_RING_PAGES ||
 	    info.ring_slots_per_page != KEVENTS_ON_PAGE || info.mukevent_size != 16)
 		return fail("ring geometry differs from the header");
+	/* man: ring-map */
 	if (kevent_ring_map(kfd, &ring) == -1)
 		return perror("ring-reader: kevent_ring_map"), 1;
+	/* man: end */
 	next = ring_index(ring.base);	/* only slots written from now on are new */
 	printf("ring mapped via %s (backend %u), index %u\n",
 	       ring.via_shm ? "KEVENT_IOC_RING_SHM" : "mmap() of the kevent fd",
@@ -137,6 +142,9 @@ int main(int argc, char **argv)
 
 		if (got <= 0)
 			return fail("no event within 5 s");
+		unsigned int before = nseen, nlib;
+		struct mukevent lib[NEVENTS * 2];
+
 		/* Every event dequeued had its slot written first: read them now. */
 		for (unsigned int idx = ring_index(ring.base); next != idx && nseen < NEVENTS * 2;
 		     next = (next + 1) % KEVENT_MAX_EVENTS) {
@@ -147,6 +155,12 @@ int main(int argc, char **argv)
 			       seen[nseen].id.raw[0], seen[nseen].id.raw[1], seen[nseen].ret_flags);
 			nseen++;
 		}
+		/* man: ring-read */
+		/* libkevent's reader: the slots since its last call, ring.next moves on. */
+		nlib = kevent_ring_read(&ring, lib, nseen - before);
+		/* man: end */
+		if (nlib != nseen - before || memcmp(lib, &seen[before], nlib * sizeof(lib[0])))
+			return fail("kevent_ring_read() differs from the slots read by hand");
 		/* Ring order is ready-list order: the k-th event is the k-th slot. */
 		for (int i = 0; i < got; i++, matched++) {
 			printf("event cookie %u: id %u ret_flags %#x\n", ev[i].user[0],

@@ -9,6 +9,9 @@
  * stamps whole periods apart), the one-shot timer fires exactly once,
  * no sooner than 120 ms after the ADD, and then it is gone from the queue.
  *
+ * The lines between the "man:" marks are shown in kevent_ctl(2) and
+ * kevent_get_events(2); docs/check-man.py keeps the pages identical.
+ *
  * Build: cc -o timer timer.c $(pkg-config --cflags --libs libkevent)
  * Exit status: 0 as expected, 1 on a wrong event, 77 without /dev/kevent.
  */
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
 		return e == ENOENT || e == ENODEV || e == ENXIO ? 77 : 1;
 	}
 
+	/* man: add */
 	timer_kevent(&uk[0], PERIODIC_MS, 0, COOKIE_PERIODIC);
 	timer_kevent(&uk[1], ONESHOT_MS, KEVENT_REQ_ONESHOT, COOKIE_ONESHOT);
 	periodic = uk[0];	/* ADD may compact results over the array: keep a copy */
@@ -95,8 +99,10 @@ int main(int argc, char **argv)
 			n < 0 ? strerror(errno) : "-", n > 0 ? (int)uk[0].ret_data[1] : 0);
 		return 1;
 	}
+	/* man: end */
 
 	while (ticks < WANT_TICKS) {
+		/* man: get */
 		/* Block until one kevent is ready (at most 5 s), take up to 8. */
 		int got = kevent_get_events(kfd, 1, 8, 5000000000ULL, ev, 0);
 		__u32 t_got = now_ms();
@@ -106,6 +112,7 @@ int main(int argc, char **argv)
 				got < 0 ? strerror(errno) : "no expiry within 5 s");
 			return 1;
 		}
+		/* man: end */
 		for (int i = 0; i < got; i++) {
 			__u32 stamp = ev[i].ret_data[0];	/* ms at the expiry */
 

@@ -60,6 +60,52 @@ struct kf {
 
 static struct kf K;
 
+/*
+ * KFUZZ_ERRNO_LOG=FILE: every -errno the dispatcher returned, and every
+ * -errno an ADD put in an entry's ret_data[1], appended as "IOCTL WHERE N"
+ * lines for docs/check-man.py's run-time comparison with the ERRORS
+ * sections.  (MODIFY/REMOVE entries are left out: an unmatched one keeps
+ * the caller's ret_data, D38, and the fuzzer's are random.)
+ */
+static void note_errno(unsigned int nr, const char *where, int err)
+{
+	static const char *path;
+	static bool looked;
+	FILE *f;
+
+	if (!looked) {
+		path = getenv("KFUZZ_ERRNO_LOG");
+		looked = true;
+	}
+	if (!path || err >= 0 || err < -4095)
+		return;
+	f = fopen(path, "a");
+	if (f) {
+		fprintf(f, "%u %s %d\n", nr, where, -err);
+		fclose(f);
+	}
+}
+
+static void note_add_entries(const struct kdisp_plan *plan, int got)
+{
+	static struct ukevent uk[KEVENT_MAX_EVENTS];
+
+	if (plan->nr != KEVENT_IOC_NR_CTL || plan->arg.ctl.cmd != KEVENT_CTL_ADD || got <= 0 ||
+	    got > KEVENT_MAX_EVENTS || !getenv("KFUZZ_ERRNO_LOG"))
+		return;
+	__u64 off = plan->arg.ctl.events - (__u64)(uintptr_t)K.mem.base;
+	size_t len = (size_t)got * sizeof(uk[0]);
+
+	/* Straight from the arena: the accessor would count (and may fault). */
+	if (plan->arg.ctl.events < (__u64)(uintptr_t)K.mem.base || off > K.mem.len ||
+	    len > K.mem.len - off)
+		return;
+	memcpy(uk, K.mem.base + off, len);
+	for (int i = 0; i < got; i++)
+		if (uk[i].ret_flags & KEVENT_RET_BROKEN)
+			note_errno(plan->nr, "entry", (int)uk[i].ret_data[1]);
+}
+
 static const char *const op_names[KF_OP_NR] = {
 	"OPEN", "CLOSE", "POKE", "RAW", "FAULT", "CTL", "GET", "INFO",
 	"SETABI", "IOCTL", "FIRE", "BREAK", "CLOCK", "RUN", "INTR", "PUT", "EXEC",
@@ -150,6 +196,7 @@ static void kf_complete(void *ctx, int result)
 		kf_fail("waiter %td completed twice", w - K.m.w);
 	w->real_done = true;
 	w->real_result = result;
+	note_errno(KEVENT_IOC_NR_GET_EVENTS, "call", result);
 }
 
 /*
@@ -524,6 +571,8 @@ static void execute(unsigned int slot, unsigned int uid, struct kdisp_plan *plan
 	got = kdisp_execute(q->kq, plan, &c, &K.call_ua.ua, K.reply,
 			    wslot >= 0 ? &wr : NULL, &kw);
 	EXPECT_EQ("kdisp_execute", got, exp);
+	note_errno(plan->nr, "call", got);
+	note_add_entries(plan, got);
 	if (K.trace)
 		fprintf(stderr, "kfuzz: step %u: execute %d\n", K.step, got);
 	check_get_bound(ma, got, ready);
@@ -548,6 +597,7 @@ static void do_ioctl(unsigned int slot, unsigned int uid, unsigned int cmd,
 	exp = m_plan(&K.m, (int)slot, cmd, arg, arg_len, &ma);
 	got = kdisp_plan(q->kq, cmd, arg, arg_len, &c, &plan);
 	EXPECT_EQ("kdisp_plan", got, exp);
+	note_errno(_IOC_NR(cmd), "call", got);
 	if (K.trace)
 		fprintf(stderr, "kfuzz: step %u: cmd %#x on q%u: plan %d\n", K.step, cmd, slot, got);
 	if (got)

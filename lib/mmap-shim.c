@@ -13,7 +13,9 @@
  *
  * Each mapping keeps a duplicate of the kevent fd, closed when the last
  * byte of it is unmapped, so the queue lives as long as the mapping, as a
- * module VMA holds its file.  mremap() of a shim mapping is not tracked.
+ * module VMA holds its file.  mremap() follows the module's VM_DONTEXPAND
+ * VMA: growing a ring mapping fails EFAULT, MREMAP_DONTUNMAP EINVAL; a
+ * move or a shrink carries the hold along.
  *
  * LOCKING: kshim_lock guards the mapping table.  It is never held across a
  * call into the kernel that can block on the daemon (the ioctl, close()).
@@ -28,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4	/* Linux 5.7 */
+#endif
 #include <linux/kevent.h>
 
 #define KSHIM_EXPORT __attribute__((visibility("default")))
@@ -290,6 +297,68 @@ KSHIM_EXPORT int munmap(void *addr, size_t len)
 	if (ret == 0)
 		kshim_forget((uintptr_t)addr, kshim_round((uintptr_t)addr, len));
 	return ret;
+}
+
+/* Whether [start, end) overlaps a mapping of ours; its dupfd in *dupfd. */
+static int kshim_overlaps(uintptr_t start, uintptr_t end, int *dupfd)
+{
+	int found = 0;
+
+	if (!__atomic_load_n(&kshim_live, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&kshim_lock);
+	for (size_t i = 0; i < kshim_nmaps && !found; i++) {
+		if (end > kshim_maps[i].start && start < kshim_maps[i].end) {
+			*dupfd = kshim_maps[i].dupfd;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&kshim_lock);
+	return found;
+}
+
+KSHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	uintptr_t start = (uintptr_t)old, end = kshim_round(start, old_len);
+	void *want = NULL, *p;
+	int dupfd, hold = -1;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (kshim_overlaps(start, end, &dupfd)) {
+		/* What the kernel answers for a VM_DONTEXPAND VMA (vma_to_resize). */
+		if (flags & MREMAP_DONTUNMAP) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		if (new_len > old_len) {
+			errno = EFAULT;
+			return MAP_FAILED;
+		}
+		hold = fcntl(dupfd, F_DUPFD_CLOEXEC, 0);	/* for the moved part */
+		if (hold < 0)
+			return MAP_FAILED;
+	}
+	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
+	if (p == MAP_FAILED) {
+		int saved = errno;
+
+		if (hold >= 0)
+			close(hold);
+		errno = saved;
+		return MAP_FAILED;
+	}
+	/* The old range is gone and the new one replaced whatever was there. */
+	kshim_forget(start, end);
+	kshim_forget((uintptr_t)p, kshim_round((uintptr_t)p, new_len));
+	if (hold >= 0 && kshim_track((uintptr_t)p, kshim_round((uintptr_t)p, new_len), hold))
+		close(hold);	/* the table is full: the moved part holds nothing */
+	return p;
 }
 
 /* For tests: mappings the shim holds a duplicate for. */

@@ -190,3 +190,35 @@ Test(shim, fixed_mapping_over_ours_drops_the_hold)
 	cr_assert_eq(kevent_mmap_tracked(), 0);
 	munmap(q, KEVENT_RING_SIZE);
 }
+
+/* mremap() as on the module's VM_DONTEXPAND VMA; a move or shrink keeps the hold. */
+Test(shim, mremap_follows_the_module_vma)
+{
+	int fd = open("/dev/null", O_RDWR);
+	int before = count_fds();
+	char *p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0), *q, *r;
+
+	cr_assert_neq(p, MAP_FAILED);
+	close(fd);
+	cr_assert_eq(mremap(p, KEVENT_RING_SIZE, 2 * KEVENT_RING_SIZE, MREMAP_MAYMOVE), MAP_FAILED);
+	cr_assert_eq(errno, EFAULT, "growing a ring mapping: %s", strerror(errno));
+	cr_assert_eq(mremap(p, KEVENT_RING_SIZE, KEVENT_RING_SIZE, MREMAP_MAYMOVE | MREMAP_DONTUNMAP),
+		     MAP_FAILED);
+	cr_assert_eq(errno, EINVAL, "MREMAP_DONTUNMAP of a ring mapping: %s", strerror(errno));
+	cr_assert_eq(kevent_mmap_tracked(), 1);
+	/* A move to a fixed place: the hold goes along, no fd gained or lost. */
+	q = mmap(NULL, KEVENT_RING_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(q, MAP_FAILED);
+	r = mremap(p, KEVENT_RING_SIZE, KEVENT_RING_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, q);
+	cr_assert_eq(r, q, "move: %s", strerror(errno));
+	cr_assert_eq(kevent_mmap_tracked(), 1);
+	cr_assert_eq(count_fds(), before);
+	cr_assert_eq(memcmp(q, "RING", 4), 0);
+	/* A shrink in place keeps the first page and the hold. */
+	cr_assert_eq(mremap(q, KEVENT_RING_SIZE, 4096, 0), q);
+	cr_assert_eq(kevent_mmap_tracked(), 1);
+	cr_assert_eq(memcmp(q, "RING", 4), 0);
+	cr_assert_eq(munmap(q, 4096), 0);
+	cr_assert_eq(kevent_mmap_tracked(), 0);
+	cr_assert_eq(count_fds(), before - 1, "the hold was not dropped with the last page");
+}

@@ -17,7 +17,8 @@ backend_start() {
 		BACKEND_REASON="$BACKEND_DEVICE exists before the daemon started"
 		return 1
 	fi
-	"$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 \
+	# shellcheck disable=SC2086 # guest --daemon-args: split at spaces on purpose
+	"$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 ${KV_CUSE_ARGS:-} \
 		</dev/null >"$1/daemon.log" 2>&1 &
 	CUSE_PID=$!
 	wait_for_device "$BACKEND_DEVICE" "$CUSE_PID" || {

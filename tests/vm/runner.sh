@@ -145,6 +145,40 @@ run_extra() {
 	esac
 }
 
+# D20 at the stop: tests/vm/stop-witness parks two GET_EVENTS calls and
+# says "parked"; the stop then has to answer them (it skips off CUSE).
+WITNESS_PID=""
+start_witness() {
+	WITNESS_PID=""
+	w=$KV_BUILD/tests/vm/stop-witness
+	[ "$BACKEND_EXTRAS" = 1 ] && [ "$ALIVE" = 1 ] && [ -x "$w" ] || return 0
+	run_env "$w" </dev/null >"$DIR/stop-witness.log" 2>&1 &
+	WITNESS_PID=$!
+	i=0
+	while ! grep -qs '^parked' "$DIR/stop-witness.log" && pid_alive "$WITNESS_PID" &&
+		[ "$i" -lt 750 ]; do
+		usleep 20000
+		i=$((i + 1))
+	done
+}
+
+end_witness() {
+	[ -n "$WITNESS_PID" ] || return 0
+	i=0
+	while pid_alive "$WITNESS_PID" && [ "$i" -lt 250 ]; do
+		usleep 20000
+		i=$((i + 1))
+	done
+	pid_alive "$WITNESS_PID" && kill -KILL "$WITNESS_PID" 2>/dev/null
+	wait "$WITNESS_PID"
+	rc=$?
+	case $rc in
+	0) check pass stop/parked_calls_answered ;;
+	77) check skip stop/parked_calls_answered "$(last_line "$DIR/stop-witness.log")" ;;
+	*) check fail stop/parked_calls_answered "exit status $rc: $(last_line "$DIR/stop-witness.log")" ;;
+	esac
+}
+
 # Kernel complaints since the backend started fail it (RULES C6).
 DMESG_BAD='BUG[: ]|WARNING:|Oops|general protection|Call Trace|Slab cache still has objects|Poison overwritten|Redzone|Object padding|Freepointer|UBSAN|refcount_t:|double free|list_add corruption|list_del corruption'
 check_dmesg() {
@@ -213,12 +247,14 @@ run_backend() {
 			done </vm/extras
 		fi
 		echo "$BACKEND stop" >"$KV_RESULTS/current"
+		start_witness
 		BACKEND_REASON=""
 		if backend_stop "$DIR"; then
 			[ "$BACKEND_TRIVIAL" = 1 ] || check pass backend/stop
 		else
 			check fail backend/stop "$BACKEND_REASON"
 		fi
+		end_witness
 	else
 		check fail backend/start "$BACKEND_REASON"
 	fi

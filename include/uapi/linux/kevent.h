@@ -99,7 +99,8 @@ struct ukevent {
 	__u32 event;			/* event bits of interest */
 	__u32 req_flags;		/* KEVENT_REQ_* */
 	__u32 ret_flags;		/* KEVENT_RET_*, written by the backend */
-	__u32 ret_data[2];		/* type specific; [1] = -errno if BROKEN */
+	__u32 ret_data[2];		/* type specific; [1] = -errno if BROKEN, */
+					/* but as passed for an unmatched MODIFY/REMOVE (D38) */
 	union {				/* user cookie, copied back untouched */
 		__u32 user[2];
 		void *ptr;		/* kept for source compatibility (A2) */
