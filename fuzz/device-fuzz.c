@@ -9,7 +9,12 @@
  *
  *   kevent-device-fuzz [-d DEV] [-n ITERATIONS] [-s SEED] [-p DAEMON_PID]
  *
- * DEV defaults to $KEVENT_DEVICE, else /dev/kevent.  Exit 0: the backend
+ * DEV defaults to $KEVENT_DEVICE, else /dev/kevent.  Without -n and -s it
+ * makes a short deterministic run (DEFAULT_ITERATIONS, DEFAULT_SEED): what
+ * every guest boot runs, so a failure replays with the same sequence; a
+ * campaign gives its own (-s with the time, say).  Without -p it finds a
+ * kevent-cuse process itself.  A progress line every tenth of the run
+ * says how far a run that was killed got.  Exit 0: the backend
  * survived and a fresh queue works; 1: a check failed; 77: no device.
  * Nothing here waits for more than KF_MAX_WAIT_MS per call, so a hang is a
  * backend bug (run it under timeout(1)).
@@ -36,6 +41,8 @@
 #define NFD		4
 #define MAX_NUM		64		/* entries in a sane array */
 #define KF_MAX_WAIT_MS	20
+#define DEFAULT_ITERATIONS 500
+#define DEFAULT_SEED	1
 #define UKSZ		sizeof(struct ukevent)
 
 static const char *dev;
@@ -250,41 +257,67 @@ static void op_fork(void)
 		waitpid(pid, &st, 0);	/* else reaped later, maybe after a close */
 }
 
+/* Where the time goes, per kind of step: a slow backend path shows here. */
+enum { K_CLOSE, K_FORK, K_WRITE, K_OTHER, K_GET, K_CTL, K_NR };
+static const char *const kind_name[K_NR] = { "close", "fork", "pipe write", "other", "get", "ctl" };
+static double kind_secs[K_NR];
+static unsigned long kind_steps[K_NR];
+
+static double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int step_kind(unsigned int r)
+{
+	if (r == 0)
+		return K_CLOSE;
+	if (r == 1)
+		return K_FORK;
+	if (r == 2)
+		return K_WRITE;
+	if (r <= 5)
+		return K_OTHER;
+	return r <= 10 ? K_GET : K_CTL;
+}
+
 static void one_step(void)
 {
-	int fd = any_fd(), i = (int)rnd(NFD);
+	int fd = any_fd(), i = (int)rnd(NFD), kind;
+	double t0;
 
 	if (fd < 0)
 		return;
-	switch (rnd(20)) {
-	case 0:
+	kind = step_kind(rnd(20));
+	t0 = now_secs();
+	switch (kind) {
+	case K_CLOSE:
 		if (fds[i] >= 0)
 			close(fds[i]);
 		fds[i] = -1;
 		break;
-	case 1:
+	case K_FORK:
 		op_fork();
 		break;
-	case 2:
+	case K_WRITE:
 		if (write(pipefd[1], "x", 1) < 0 && errno != EAGAIN)
 			die("write");
 		break;
-	case 3:
-	case 4:
-	case 5:
+	case K_OTHER:
 		op_other(fd);
 		break;
-	case 6:
-	case 7:
-	case 8:
-	case 9:
-	case 10:
+	case K_GET:
 		op_get(fd);
 		break;
 	default:
 		op_ctl(fd);
 		break;
 	}
+	kind_secs[kind] += now_secs() - t0;
+	kind_steps[kind]++;
 }
 
 /* ---- checks ---- */
@@ -372,15 +405,39 @@ static void close_all(void)
 		;
 }
 
+/* The kevent-cuse process, if there is one (0: none, e.g. the module). */
+static pid_t find_daemon(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t pid = 0;
+
+	while (d && !pid && (de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "kevent-cuse\n"))
+			pid = (pid_t)atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long iterations = 20000, i;
+	unsigned long iterations = DEFAULT_ITERATIONS, i;
 	struct kevent_info before, after;
 	pid_t daemon = 0;
 	int opt, fd, fds_before = -1, tries;
 
 	dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : "/dev/kevent";
-	rng_state = (unsigned long long)time(NULL) | 1;
+	rng_state = DEFAULT_SEED;
 	while ((opt = getopt(argc, argv, "d:n:s:p:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
@@ -400,14 +457,21 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	close(fd);
+	if (!daemon)
+		daemon = find_daemon();
 	live_objects(&before);
 	if (daemon)
 		fds_before = count_fds(daemon);
 	signal(SIGPIPE, SIG_IGN);
 	setup_memory();
 	fcntl(pipefd[1], F_SETFL, O_NONBLOCK);
-	for (i = 0; i < iterations; i++)
+	for (i = 0; i < iterations; i++) {
 		one_step();
+		if (iterations >= 10 && (i + 1) % (iterations / 10) == 0) {
+			printf("kevent-device-fuzz: step %lu/%lu, %lu calls\n", i + 1, iterations, calls);
+			fflush(stdout);
+		}
+	}
 	close_all();
 	check_fresh_queue();
 	/* Releases are asynchronous on CUSE: give the daemon a moment. */
@@ -422,6 +486,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)before.live_queues, (unsigned long long)after.live_queues,
 	       (unsigned long long)before.live_kevents, (unsigned long long)after.live_kevents,
 	       (unsigned long long)before.live_waiters, (unsigned long long)after.live_waiters);
+	for (i = 0; i < K_NR; i++)
+		printf("  %-10s %5lu steps, %8.3f s\n", kind_name[i], kind_steps[i], kind_secs[i]);
 	for (i = 1; i < 160; i++)
 		if (errors_seen[i])
 			printf("  errno %lu (%s): %lu\n", i, strerror((int)i), errors_seen[i]);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The closer thread: closes duplicated client fds.  A close can wait (FUSE
+ * The closer threads: close duplicated client fds.  A close can wait (FUSE
  * flush, SO_LINGER, the last reference of a socket), so it never runs on
- * the reactor or on a transport worker (RULES B3).
+ * the reactor or on a transport worker (RULES B3).  There is one thread
+ * per uid whose duplicates were closed, started on first use, so a file one
+ * uid made slow to close delays only that uid's closes (B7).
  *
- * LOCKING: closer.lock protects the queue; it may be taken with
- * korigins_lock held, never the other way round.
+ * LOCKING: kc.lock protects every closer's queue and the list; it may be
+ * taken with korigins_lock held, never the other way round.  No close()
+ * runs with it held.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,44 +16,52 @@
 
 #include "internal.h"
 
-static struct {
-	pthread_mutex_t lock;
+struct kcloser {
+	struct kcloser *next;
+	uid_t uid;
 	pthread_cond_t work;	/* queue not empty, or stopping */
-	pthread_cond_t idle;	/* queue empty and nothing being closed */
 	int *fds;
 	size_t nr, cap;
 	size_t busy;		/* fds taken off the queue, not yet closed */
+	pthread_t thread;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t idle;	/* some closer emptied its queue */
+	struct kcloser *list;
+	unsigned int threads;
 	int stopping;
 	int started;
-	pthread_t thread;
 } kc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.work = PTHREAD_COND_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
 };
 
-static void kcloser_drain_locked(void)
+static void kcloser_drain_locked(struct kcloser *c)
 {
-	while (kc.nr) {
-		int fd = kc.fds[--kc.nr];
+	while (c->nr) {
+		int fd = c->fds[--c->nr];
 
-		kc.busy++;
+		c->busy++;
 		pthread_mutex_unlock(&kc.lock);
 		close(fd);
 		pthread_mutex_lock(&kc.lock);
-		kc.busy--;
+		c->busy--;
 	}
 	pthread_cond_broadcast(&kc.idle);
 }
 
 static void *kcloser_thread(void *arg)
 {
+	struct kcloser *c = arg;
+
 	pthread_mutex_lock(&kc.lock);
 	for (;;) {
-		kcloser_drain_locked();
+		kcloser_drain_locked(c);
 		if (kc.stopping)
 			break;
-		pthread_cond_wait(&kc.work, &kc.lock);
+		pthread_cond_wait(&c->work, &kc.lock);
 	}
 	pthread_mutex_unlock(&kc.lock);
 	return NULL;
@@ -58,72 +69,120 @@ static void *kcloser_thread(void *arg)
 
 int kcloser_start(void)
 {
-	int err;
-
+	pthread_mutex_lock(&kc.lock);
 	kc.stopping = 0;
-	err = korigins_thread_create(&kc.thread, kcloser_thread, NULL);
-	if (!err)
-		kc.started = 1;
-	return err;
+	kc.started = 1;
+	pthread_mutex_unlock(&kc.lock);
+	return 0;
 }
 
 void kcloser_stop(void)
 {
-	if (!kc.started)
-		return;
+	struct kcloser *c, *next;
+
 	pthread_mutex_lock(&kc.lock);
+	if (!kc.started) {
+		pthread_mutex_unlock(&kc.lock);
+		return;
+	}
 	kc.stopping = 1;
-	pthread_cond_signal(&kc.work);
+	for (c = kc.list; c; c = c->next)
+		pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&kc.lock);
-	pthread_join(kc.thread, NULL);
+	/* Nothing adds to the list once stopping is set (kcloser_get). */
+	for (c = kc.list; c; c = next) {
+		next = c->next;
+		pthread_join(c->thread, NULL);
+		pthread_cond_destroy(&c->work);
+		free(c->fds);
+		free(c);
+	}
+	pthread_mutex_lock(&kc.lock);
+	kc.list = NULL;
+	kc.threads = 0;
 	kc.started = 0;
-	free(kc.fds);
-	kc.fds = NULL;
-	kc.nr = kc.cap = 0;
+	pthread_mutex_unlock(&kc.lock);
 }
 
-static int kcloser_grow(void)
+/* uid's closer, its thread started on first use; NULL if none can be. */
+static struct kcloser *kcloser_get_locked(uid_t uid)
 {
-	size_t cap = kc.cap ? kc.cap * 2 : 64;
-	int *fds = realloc(kc.fds, cap * sizeof(*fds));
+	struct kcloser *c;
+
+	if (!kc.started || kc.stopping)
+		return NULL;
+	for (c = kc.list; c; c = c->next)
+		if (c->uid == uid)
+			return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->uid = uid;
+	pthread_cond_init(&c->work, NULL);
+	if (korigins_thread_create(&c->thread, kcloser_thread, c) < 0) {
+		pthread_cond_destroy(&c->work);
+		free(c);
+		return NULL;
+	}
+	c->next = kc.list;
+	kc.list = c;
+	kc.threads++;
+	return c;
+}
+
+static int kcloser_grow(struct kcloser *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 64;
+	int *fds = realloc(c->fds, cap * sizeof(*fds));
 
 	if (!fds)
 		return -ENOMEM;
-	kc.fds = fds;
-	kc.cap = cap;
+	c->fds = fds;
+	c->cap = cap;
 	return 0;
 }
 
-void kcloser_close(int fd)
+void kcloser_close(uid_t uid, int fd)
 {
+	struct kcloser *c;
+
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&kc.lock);
-	if (!kc.started || (kc.nr == kc.cap && kcloser_grow() < 0)) {
+	c = kcloser_get_locked(uid);
+	if (!c || (c->nr == c->cap && kcloser_grow(c) < 0)) {
 		/* No thread or no memory: leaking an fd is worse than waiting. */
 		pthread_mutex_unlock(&kc.lock);
 		close(fd);
 		return;
 	}
-	kc.fds[kc.nr++] = fd;
-	pthread_cond_signal(&kc.work);
+	c->fds[c->nr++] = fd;
+	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&kc.lock);
+}
+
+static __u64 kcloser_pending_locked(void)
+{
+	struct kcloser *c;
+	__u64 n = 0;
+
+	for (c = kc.list; c; c = c->next)
+		n += c->nr + c->busy;
+	return n;
 }
 
 void korigins_sync_closer(void)
 {
 	pthread_mutex_lock(&kc.lock);
-	while (kc.started && (kc.nr || kc.busy))
+	while (kcloser_pending_locked())
 		pthread_cond_wait(&kc.idle, &kc.lock);
 	pthread_mutex_unlock(&kc.lock);
 }
 
-__u64 kcloser_pending(void)
+void kcloser_counts(__u64 *pending, __u64 *threads)
 {
-	__u64 n;
-
 	pthread_mutex_lock(&kc.lock);
-	n = kc.nr + kc.busy;
+	*pending = kcloser_pending_locked();
+	*threads = kc.threads;
 	pthread_mutex_unlock(&kc.lock);
-	return n;
 }

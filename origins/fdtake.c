@@ -230,7 +230,7 @@ int kfd_take(const struct kcaller *caller, int fd, struct kfd_info *info)
 	if (!err && again.kind != info->kind)
 		err = -EINVAL;	/* replaced between the two looks */
 	if (err) {
-		kcloser_close(dup);
+		kcloser_close(caller->uid, dup);
 		return err == -EBADF ? -EINVAL : err;
 	}
 	return dup;

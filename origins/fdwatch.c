@@ -48,6 +48,7 @@ _Static_assert(KEVENT_POLL_POLLIN == POLLIN && KEVENT_POLL_POLLOUT == POLLOUT &&
 struct kwatch {
 	struct kitem *k;
 	int dup;
+	uid_t uid;		/* the ADD caller's: its closer gets dup (closer.c) */
 	__u32 type;		/* KEVENT_POLL or KEVENT_SOCKET */
 	__u32 event;		/* copy of ukevent.event, updated by modify */
 	int listener;		/* socket in listen() */
@@ -241,15 +242,16 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 	if (dup < 0)
 		return dup;
 	if (type == KEVENT_SOCKET && info.kind != KFD_SOCKET) {
-		kcloser_close(dup);
+		kcloser_close(caller->uid, dup);
 		return -ENOTSOCK;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
-		kcloser_close(dup);
+		kcloser_close(caller->uid, dup);
 		return -ENOMEM;
 	}
-	*w = (struct kwatch){ .k = k, .dup = dup, .type = type, .event = uk->event };
+	*w = (struct kwatch){ .k = k, .dup = dup, .uid = caller->uid, .type = type,
+			      .event = uk->event };
 	*res = (struct korigin_result){ 0 };
 	if (type == KEVENT_SOCKET)
 		ksocket_probe(w);
@@ -260,7 +262,7 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 		ready = kwatch_check(w, res);
 	}
 	if (ready) {
-		kcloser_close(dup);
+		kcloser_close(caller->uid, dup);
 		free(w);
 		return 1;
 	}
@@ -268,7 +270,7 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 	err = kwatch_register(w, poll_it);
 	pthread_mutex_unlock(&korigins_lock);
 	if (err) {
-		kcloser_close(dup);
+		kcloser_close(caller->uid, dup);
 		free(w);
 	}
 	return err;
@@ -310,7 +312,7 @@ static void kwatch_detach(struct kitem *k)
 		kreactor_del(w->dup);
 	kwatch_slot_free(w);
 	pthread_mutex_unlock(&korigins_lock);
-	kcloser_close(w->dup);
+	kcloser_close(w->uid, w->dup);
 	free(w);
 }
 

@@ -661,7 +661,7 @@ static int kinode_attach(struct kitem *k, const struct kcaller *caller,
 		}
 		pthread_mutex_unlock(&korigins_lock);
 	}
-	kcloser_close(dup);	/* A7: nothing of the client's file is kept */
+	kcloser_close(caller->uid, dup);	/* A7: nothing of the client's file is kept */
 	if (err)
 		free(w);
 	return err;

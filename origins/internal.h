@@ -10,8 +10,8 @@
  *    origin lock -> core ready lock).  Because detach() removes a kevent
  *    from every table under this lock, no fire for it runs once detach()
  *    returns.
- *  - The closer has its own mutex (closer.c), taken after korigins_lock when
- *    both are held; the closer thread never takes korigins_lock.
+ *  - The closers have their own mutex (closer.c), taken after korigins_lock
+ *    when both are held; a closer thread never takes korigins_lock.
  *  - Nothing that can block on a client-controlled server runs under
  *    korigins_lock: fds are classified before they are taken (fdtake.c) and
  *    refused kinds never reach poll() or epoll_ctl().
@@ -48,11 +48,11 @@ int kreactor_running(void);	/* origins started (attach allowed)? */
 /* pthread_create with every signal blocked in the new thread. */
 int korigins_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
 
-/* Closer thread (closer.c). */
+/* Closer threads, one per uid (closer.c). */
 int kcloser_start(void);
 void kcloser_stop(void);
-void kcloser_close(int fd);	/* never blocks on the fd; -1 is ignored */
-__u64 kcloser_pending(void);
+void kcloser_close(uid_t uid, int fd);	/* never blocks on the fd; -1 is ignored */
+void kcloser_counts(__u64 *pending, __u64 *threads);
 
 /* Per-origin setup and reactor handlers, all called with korigins_lock held
  * except *_init and *_fini, which run while no reactor is running. */

@@ -15,11 +15,12 @@
  * korigins_start() registers KEVENT_TIMER, KEVENT_POLL, KEVENT_SOCKET and
  * KEVENT_INODE with the core (korigin_register); NAIO and AIO stay
  * unregistered, so the core fails them per entry with -EINVAL.  It starts
- * the reactor thread (unless KORIGINS_NO_THREAD) and the closer thread, which
- * closes the duplicated client fds so that a slow close never runs on the
- * reactor or on a transport worker (RULES B3).
+ * the reactor thread (unless KORIGINS_NO_THREAD); closer threads, one per
+ * uid and started on first use, close the duplicated client fds so that a
+ * slow close never runs on the reactor or on a transport worker (RULES B3)
+ * and delays only its own uid (B7).
  *
- * korigins_stop() stops both threads and frees what the origins hold.  All
+ * korigins_stop() stops the threads and frees what the origins hold.  All
  * kevents must have been detached before (release every queue first); an
  * attach() after stop fails with -ENODEV.  start/stop may be repeated.
  *
@@ -64,7 +65,7 @@ void korigins_stop(void);
  */
 int korigins_run(int timeout_ms);
 
-/* Waits until the closer thread has closed every duplicate queued so far. */
+/* Waits until the closer threads have closed every duplicate queued so far. */
 void korigins_sync_closer(void);
 
 /* What the origins hold now (tests, INFO, leak checks). */
@@ -80,6 +81,7 @@ struct korigins_stats {
 	__u64 timer_expiries;		/* timer expiries handled since start */
 	__u64 inode_overflows;		/* inotify/fanotify queue overflows since start */
 	__u64 timer_deferred;		/* expiries over a uid's budget, merged (B7) */
+	__u64 closer_threads;		/* closer threads started, one per uid */
 };
 void korigins_stats(struct korigins_stats *out);
 

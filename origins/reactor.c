@@ -266,5 +266,5 @@ void korigins_stats(struct korigins_stats *out)
 			      &out->inode_backend, &out->inode_overflows);
 	}
 	pthread_mutex_unlock(&korigins_lock);
-	out->closer_pending = kcloser_pending();
+	kcloser_counts(&out->closer_pending, &out->closer_threads);
 }

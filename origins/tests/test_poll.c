@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -390,6 +393,96 @@ Test(poll, thread_with_own_file_table_is_refused)
 	cr_assert_eq(pipe(p), 0);
 	cr_expect_eq(add_as_thread(0, p[0]), 0, "a thread sharing the table is fine");
 	cr_expect_eq(add_as_thread(1, p[0]), -EPERM);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* ---- closers: one per uid (B3, B7) ---- */
+
+static int add_poll_as(struct kitem *k, int fd, uid_t uid)
+{
+	struct ukevent uk = {
+		.id.raw = { (__u32)fd, 0 },
+		.type = KEVENT_POLL,
+		.event = KEVENT_POLL_POLLIN,
+	};
+	struct kcaller who = rec_self();
+	struct korigin_result res;
+
+	who.uid = uid;
+	return rec_add(k, &uk, &who, &res);
+}
+
+/* A TCP socket whose last close waits: unsent data, a full peer, SO_LINGER 2 s. */
+static int lingering_socket(int *peer, int *listener)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct linger lg = { 1, 2 };
+	socklen_t alen = sizeof(a);
+	static char junk[65536];
+	int c;
+
+	*listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(*listener, 0);
+	cr_assert_eq(bind(*listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(*listener, 1), 0);
+	cr_assert_eq(getsockname(*listener, (struct sockaddr *)&a, &alen), 0);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	*peer = accept4(*listener, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_geq(*peer, 0);
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	while (write(c, junk, sizeof(junk)) > 0)
+		;
+	fcntl(c, F_SETFL, 0);
+	cr_assert_eq(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	return c;
+}
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+/*
+ * uid A's duplicate takes 2 s to close (the last reference of a lingering
+ * socket); uid B's duplicate, queued just after it, is closed at once by
+ * B's own closer thread.
+ */
+Test(poll, a_slow_close_delays_only_its_own_uid)
+{
+	struct korigins_stats st;
+	struct kitem ka, kb;
+	int peer, listener, p[2], c = lingering_socket(&peer, &listener);
+	__u64 t0, quick = 0;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll_as(&ka, c, 5000), 0);
+	cr_assert_eq(add_poll_as(&kb, p[0], 5001), 0);
+	close(c);		/* the origin's duplicate is now the last reference */
+	t0 = mono_ms();
+	rec_remove(&ka);	/* A's closer blocks in close() for up to 2 s */
+	usleep(100000);		/* so that it is inside that close() */
+	rec_remove(&kb);
+	while (mono_ms() - t0 < 5000) {
+		korigins_stats(&st);
+		if (st.closer_pending <= 1 && !quick)
+			quick = mono_ms() - t0;
+		if (!st.closer_pending)
+			break;
+		usleep(5000);
+	}
+	korigins_stats(&st);
+	cr_expect_eq(st.closer_threads, 2, "one closer thread per uid");
+	cr_expect(quick && quick < 1000, "uid B's close waited %llu ms behind uid A's",
+		  (unsigned long long)quick);
+	cr_expect_geq(mono_ms() - t0, 1000, "the lingering close did not wait: the test proves nothing");
+	cr_expect_eq(st.closer_pending, 0);
+	close(peer);
+	close(listener);
 	close(p[0]);
 	close(p[1]);
 }
