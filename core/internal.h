@@ -50,15 +50,17 @@ struct kcore {
 #define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides */
 
 struct kitem {
+	/* What a GET_EVENTS pass reads and writes, together (64 bytes). */
+	struct ukevent uk;		/* as registered; req_flags under q->lock */
+	__u32 rflags, rdata[2];		/* pending or held result, under q->lock */
+	unsigned int flags;		/* KITEM_*, under q->lock */
 	struct kqueue *q;
+	/* The rest. */
 	const struct korigin_ops *ops;
 	void *odata;
-	struct ukevent uk;		/* as registered; req_flags under q->lock */
 	struct klist tnode;		/* hash bucket, under q->ctl */
 	unsigned int rpos;		/* position in q->rslots while READY */
 	struct klist rnode;		/* a private list of one dequeue pass */
-	unsigned int flags;		/* KITEM_*, under q->lock */
-	__u32 rflags, rdata[2];		/* pending or held result, under q->lock */
 	struct kuid *uid;		/* charged for KEVENTS and res */
 	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
 };

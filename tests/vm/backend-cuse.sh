@@ -17,8 +17,10 @@ backend_start() {
 		BACKEND_REASON="$BACKEND_DEVICE exists before the daemon started"
 		return 1
 	fi
+	# A daemon built with -fprofile-instr-generate leaves its profile in the
+	# build dir (9p) when it exits; any other daemon ignores the variable.
 	# shellcheck disable=SC2086 # guest --daemon-args: split at spaces on purpose
-	"$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 ${KV_CUSE_ARGS:-} \
+	LLVM_PROFILE_FILE="$KV_BUILD/meson-logs/kevent-cuse-%p.profraw" "$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 ${KV_CUSE_ARGS:-} \
 		</dev/null >"$1/daemon.log" 2>&1 &
 	CUSE_PID=$!
 	wait_for_device "$BACKEND_DEVICE" "$CUSE_PID" || {
