@@ -51,10 +51,15 @@ int kc_same_files(pid_t tgid, pid_t tid)
 
 void kc_caller_fill(struct kcaller *c, uid_t uid, gid_t gid, pid_t tid)
 {
-	pid_t tgid = tid > 0 ? kc_tgid_of(tid) : 0;
-
 	c->tid = tid > 0 ? tid : 0;
-	c->tgid = tgid > 0 ? tgid : 0;
+	c->tgid = 0;	/* resolved where it is needed (kc_caller_tgid, fd origins) */
 	c->uid = uid;
 	c->gid = gid;
+}
+
+pid_t kc_caller_tgid(const struct kcaller *c)
+{
+	pid_t tgid = c->tgid ? c->tgid : c->tid ? kc_tgid_of(c->tid) : 0;
+
+	return tgid > 0 ? tgid : 0;
 }

@@ -17,10 +17,14 @@ pid_t kc_tgid_of(pid_t tid);
 int kc_same_files(pid_t tgid, pid_t tid);
 
 /*
- * Fill c from a request's uid, gid and pid.  tid 0 (pid namespace not
- * visible) or a thread gone already leaves tgid 0: arrays then take the
- * retry path and fd origins are refused (B2).
+ * Fill c from a request's uid, gid and pid.  tid 0 means the caller's pid
+ * namespace is not visible: arrays then take the retry path and fd origins
+ * are refused (B2).  tgid is left 0: reading /proc/<tid>/status costs more
+ * than the rest of a small ioctl, and only INFO and the fd origins need it
+ * (kc_caller_tgid here; the origins resolve it themselves).
  */
 void kc_caller_fill(struct kcaller *c, uid_t uid, gid_t gid, pid_t tid);
+/* c's thread group id, looked up if need be; 0 when it cannot be (B2). */
+pid_t kc_caller_tgid(const struct kcaller *c);
 
 #endif /* KC_CALLER_H */

@@ -279,13 +279,15 @@ static void kc_patch_info(struct kc_req *r)
 			       KEVENT_FEAT_FD_ORIGINS;
 	struct kevent_info info;
 	int pvm = r->x.path == KX_PATH_PVM;
+	pid_t tgid;
 
 	if (r->x.usize < sizeof(info))
 		return;
 	memcpy(&info, r->x.reply, sizeof(info));
 	info.features &= ~pathbits;
 	info.features |= pvm ? KEVENT_FEAT_PROCESS_VM : KEVENT_FEAT_RETRY_PATH;
-	if (pvm && r->caller.tgid && kc_same_files(r->caller.tgid, r->caller.tid) == 1)
+	tgid = pvm ? kc_caller_tgid(&r->caller) : 0;
+	if (tgid && kc_same_files(tgid, r->caller.tid) == 1)
 		info.features |= KEVENT_FEAT_FD_ORIGINS;
 	info.max_ctl_num = pvm ? KX_PVM_MAX_NR : KX_RETRY_MAX_NR;
 	info.max_get_nr = pvm ? KX_PVM_MAX_NR : KX_RETRY_MAX_NR;

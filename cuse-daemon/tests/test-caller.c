@@ -94,7 +94,8 @@ Test(caller, fill)
 
 	kc_caller_fill(&c, 1000, 100, t.tid);
 	cr_assert_eq(c.tid, t.tid);
-	cr_assert_eq(c.tgid, getpid());
+	cr_assert_eq(c.tgid, 0, "tgid is looked up only where needed");
+	cr_assert_eq(kc_caller_tgid(&c), getpid());
 	cr_assert_eq(c.uid, 1000);
 	cr_assert_eq(c.gid, 100);
 	thr_stop(&t, th);
@@ -103,4 +104,5 @@ Test(caller, fill)
 	kc_caller_fill(&c, 1000, 100, 0);
 	cr_assert_eq(c.tid, 0);
 	cr_assert_eq(c.tgid, 0);
+	cr_assert_eq(kc_caller_tgid(&c), 0);
 }

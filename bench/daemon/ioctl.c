@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench-daemon-ioctl (issue 6): the per-ioctl cost of kevent-cuse next to
+ * noop-cuse, a CUSE server making the same transfers and nothing else
+ * (process_vm_readv of the wrapper and the entry, process_vm_writev of the
+ * GET_EVENTS result).  Measured in one run, interleaved: KEVENT_IOC_CTL with
+ * one entry (an ADD of a timer and its REMOVE, each timed) and GET_EVENTS
+ * taking one ready event (a poll kevent on a pipe, made ready and settled
+ * before the timed call).  Prints the medians over ROUNDS rounds and the
+ * ratios; target: within 1.2x (the daemon is transport-bound).
+ *
+ * Runs in the guest as an --extra program on the CUSE backend:
+ *   tests/vm/guest run --builddir build --backend cuse --filter 'none' \
+ *       --extra build/bench/daemon/bench-daemon-ioctl
+ * Exit 0 when it measured (a benchmark, not a test: a missed target is
+ * printed, not failed), 77 off CUSE or without the process-memory path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libkevent.h>
+
+#define ROUNDS	7
+#define ITERS	300
+#define NOOP_DEV "/dev/kevent-noop"
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v)
+{
+	qsort(v, ROUNDS, sizeof(*v), cmp);
+	return v[ROUNDS / 2];
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench-daemon-ioctl: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static pid_t start_noop(void)
+{
+	char self[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+
+	if (n < 0)
+		die("readlink /proc/self/exe");
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/noop-cuse", dirname(self));
+	pid = fork();
+	if (pid == 0) {
+		execl(path, path, NOOP_DEV + 5, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 250 && access(NOOP_DEV, F_OK); i++)
+		usleep(20000);
+	if (access(NOOP_DEV, F_OK))
+		die("noop-cuse did not create " NOOP_DEV);
+	return pid;
+}
+
+static struct ukevent timer(__u32 cookie)
+{
+	struct ukevent uk = { .type = KEVENT_TIMER, .event = KEVENT_TIMER_FIRED,
+			      .id.raw = { 3600000, 0 } };
+
+	uk.user[0] = cookie;
+	return uk;
+}
+
+/* Mean ns of one CTL: an ADD and its REMOVE on kevent, two calls on noop. */
+static double ctl_round(int fd, int noop)
+{
+	double t = 0;
+
+	for (__u32 i = 0; i < ITERS; i++) {
+		struct ukevent uk = timer(i), keep = uk;
+		double t0 = now_ns();
+
+		if (noop >= 0) {
+			if (kevent_ctl(noop, KEVENT_CTL_ADD, 1, &uk) || kevent_ctl(noop, KEVENT_CTL_REMOVE, 1, &keep))
+				die("noop CTL");
+		} else if (kevent_ctl(fd, KEVENT_CTL_ADD, 1, &uk) ||
+			   kevent_ctl(fd, KEVENT_CTL_REMOVE, 1, &keep)) {
+			die("CTL");
+		}
+		t += now_ns() - t0;
+	}
+	return t / (2.0 * ITERS);
+}
+
+static int queue_ready(int fd)
+{
+	struct kevent_info info;
+
+	if (kevent_info(fd, &info))
+		die("INFO");
+	return (int)info.queue_ready;
+}
+
+/* Mean ns of a GET_EVENTS that takes one ready event. */
+static double get_round(int fd, int noop, const int *p)
+{
+	struct ukevent out;
+	double t = 0;
+	char c;
+
+	for (int i = 0; i < ITERS; i++) {
+		double t0;
+
+		if (noop < 0) {
+			if (write(p[1], "x", 1) != 1)
+				die("write");
+			while (!queue_ready(fd))
+				;
+		}
+		t0 = now_ns();
+		if (kevent_get_events(noop >= 0 ? noop : fd, 1, 1, 0, &out, 0) != 1)
+			die("GET_EVENTS");
+		t += now_ns() - t0;
+		if (noop < 0 && read(p[0], &c, 1) != 1)
+			die("read");
+	}
+	return t / ITERS;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : KEVENT_DEVICE_DEFAULT;
+	double kc[ROUNDS], nc[ROUNDS], kg[ROUNDS], ng[ROUNDS], c, g;
+	struct kevent_info info;
+	struct ukevent pk;
+	int fd, noop, p[2];
+	pid_t pid;
+
+	if (argc > 1) {
+		printf("usage: %s (in the guest, CUSE backend; see the source)\n", argv[0]);
+		return 0;
+	}
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || kevent_info(fd, &info))
+		return perror("bench-daemon-ioctl: open"), 77;
+	if (info.backend != KEVENT_BACKEND_CUSE || !(info.features & KEVENT_FEAT_PROCESS_VM) ||
+	    !(info.features & KEVENT_FEAT_FD_ORIGINS)) {
+		printf("bench-daemon-ioctl: not kevent-cuse on its process-memory path: skip\n");
+		return 77;
+	}
+	pid = start_noop();
+	noop = open(NOOP_DEV, O_RDWR | O_CLOEXEC);
+	if (noop < 0 || pipe2(p, O_CLOEXEC))
+		die("open " NOOP_DEV);
+	memset(&pk, 0, sizeof(pk));
+	pk.type = KEVENT_POLL;
+	pk.event = KEVENT_POLL_POLLIN;
+	pk.id.raw[0] = (__u32)p[0];
+	if (kevent_ctl(fd, KEVENT_CTL_ADD, 1, &pk))
+		die("ADD poll");
+	for (int r = 0; r < ROUNDS; r++) {
+		kc[r] = ctl_round(fd, -1);
+		nc[r] = ctl_round(fd, noop);
+		kg[r] = get_round(fd, -1, p);
+		ng[r] = get_round(fd, noop, p);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	c = median(kc) / median(nc);
+	g = median(kg) / median(ng);
+	printf("# per-ioctl cost, kevent-cuse vs noop-cuse (same transfers), median of %d rounds of %d\n",
+	       ROUNDS, ITERS);
+	printf("CTL (1 entry)      kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", median(kc) / 1e3,
+	       median(nc) / 1e3, c, c > 1.2 ? "  (above the 1.2 target)" : "");
+	printf("GET_EVENTS (1)     kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", median(kg) / 1e3,
+	       median(ng) / 1e3, g, g > 1.2 ? "  (above the 1.2 target)" : "");
+	return 0;
+}
