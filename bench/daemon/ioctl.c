@@ -9,6 +9,10 @@
  * before the timed call).  Prints the medians over ROUNDS rounds and the
  * ratios; target: within 1.2x (the daemon is transport-bound).
  *
+ * Then the batch effect: 4095 one-shot 1 ms timers made ready at once and
+ * drained by GET_EVENTS at batch 1, 64 and 4095 (events/s, median of
+ * DRAIN_ROUNDS); target: batch 64 delivers at least 30x batch 1.
+ *
  * Runs in the guest as an --extra program on the CUSE backend:
  *   tests/vm/guest run --builddir build --backend cuse --filter 'none' \
  *       --extra build/bench/daemon/bench-daemon-ioctl
@@ -31,6 +35,8 @@
 
 #define ROUNDS	7
 #define ITERS	300
+#define DRAIN_N	4095
+#define DRAIN_ROUNDS 3
 #define NOOP_DEV "/dev/kevent-noop"
 
 static double now_ns(void)
@@ -150,6 +156,60 @@ static double get_round(int fd, int noop, const int *p)
 	return t / ITERS;
 }
 
+/* events/s of draining DRAIN_N ready kevents at batch b (b <= 4095). */
+static double drain_round(int fd, unsigned int b)
+{
+	static struct ukevent uk[DRAIN_N], out[DRAIN_N];
+	unsigned int got = 0;
+	double t0;
+	int n;
+
+	for (unsigned int i = 0; i < DRAIN_N; i++) {
+		uk[i] = timer(i);
+		uk[i].id.raw[0] = 1;
+		uk[i].req_flags = KEVENT_REQ_ONESHOT;
+	}
+	if (kevent_ctl(fd, KEVENT_CTL_ADD, DRAIN_N, uk))
+		die("ADD of the drain timers");
+	while (queue_ready(fd) < DRAIN_N)
+		usleep(1000);
+	t0 = now_ns();
+	while (got < DRAIN_N) {
+		n = kevent_get_events(fd, 1, b, 0, out, 0);
+		if (n <= 0)
+			die("GET_EVENTS (drain)");
+		got += (unsigned int)n;
+	}
+	return DRAIN_N / ((now_ns() - t0) / 1e9);
+}
+
+static double median3(double *v)
+{
+	qsort(v, DRAIN_ROUNDS, sizeof(*v), cmp);
+	return v[DRAIN_ROUNDS / 2];
+}
+
+static void drain_bench(const char *dev)
+{
+	static const unsigned int batch[] = { 1, 64, 4095 };
+	double rate[3], v[DRAIN_ROUNDS];
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open");
+	for (int b = 0; b < 3; b++) {
+		for (int r = 0; r < DRAIN_ROUNDS; r++)
+			v[r] = drain_round(fd, batch[b]);
+		rate[b] = median3(v);
+	}
+	close(fd);
+	printf("# drain of %d ready kevents through GET_EVENTS, median of %d\n", DRAIN_N, DRAIN_ROUNDS);
+	for (int b = 0; b < 3; b++)
+		printf("batch %-4u %10.0f events/s   %6.1fx batch 1\n", batch[b], rate[b], rate[b] / rate[0]);
+	if (rate[1] / rate[0] < 30)
+		printf("# batch 64 below the target of 30x batch 1\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : KEVENT_DEVICE_DEFAULT;
@@ -197,5 +257,6 @@ int main(int argc, char **argv)
 	       median(nc) / 1e3, c, c > 1.2 ? "  (above the 1.2 target)" : "");
 	printf("GET_EVENTS (1)     kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", median(kg) / 1e3,
 	       median(ng) / 1e3, g, g > 1.2 ? "  (above the 1.2 target)" : "");
+	drain_bench(dev);
 	return 0;
 }
