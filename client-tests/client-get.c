@@ -404,6 +404,35 @@ KTEST(get, epoll_et_edge_after_partial_take)
 	close(kfd);
 }
 
+/* D32 with EPOLLET: a second kevent becoming ready while one is pending is a new edge. */
+KTEST(get, epoll_et_edge_per_new_ready_kevent)
+{
+	int kfd = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC), p[2][2];
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, got[2];
+	struct ukevent out[4];
+
+	cr_assert(ep >= 0);
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, kfd, &ev), 0, "%s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i + 1));
+	}
+	kt_write1(p[0][1]);
+	cr_assert(kt_wait_ready(kfd, 1, 10000), "the first poll kevent did not become ready");
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "no edge for the first kevent");
+	kt_write1(p[1][1]);
+	cr_assert(kt_wait_ready(kfd, 2, 10000), "the second poll kevent did not become ready");
+	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1,
+		     "a kevent that became ready while another was pending made no edge");
+	cr_assert_eq(kt_get(kfd, 2, 4, KT_MS(10000), out), 2);
+	for (int i = 0; i < 2; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	close(ep);
+	close(kfd);
+}
+
 /*
  * docs/abi.md section 9: a raw GET_EVENTS ioctl without KEVENT_GET_NONBLOCK
  * after fcntl(O_NONBLOCK): the module sees f_flags and does not wait; the
