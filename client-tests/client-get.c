@@ -368,6 +368,36 @@ KTEST(get, epoll_on_kevent_fd)
 	close(kfd);
 }
 
+/* D32 tests: an EPOLLET epoll on a queue with a POLLIN kevent per pipe. */
+struct et_fixture {
+	int kfd, ep, p[3][2], npipes;
+};
+
+static void et_open(struct et_fixture *f, int npipes)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+	f->kfd = kt_open(O_RDWR);
+	f->ep = epoll_create1(EPOLL_CLOEXEC);
+	f->npipes = npipes;
+	cr_assert(f->ep >= 0);
+	cr_assert_eq(epoll_ctl(f->ep, EPOLL_CTL_ADD, f->kfd, &ev), 0, "%s", strerror(errno));
+	for (int i = 0; i < npipes; i++) {
+		kt_pipe(f->p[i]);
+		kt_add_queued(f->kfd, kt_uk_poll(f->p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i + 1));
+	}
+}
+
+static void et_close(struct et_fixture *f)
+{
+	for (int i = 0; i < f->npipes; i++) {
+		close(f->p[i][0]);
+		close(f->p[i][1]);
+	}
+	close(f->ep);
+	close(f->kfd);
+}
+
 /*
  * D32 with EPOLLET: a kevent that becomes ready after a GET_EVENTS that left
  * another one queued is a new edge (take13 woke on every requeue), so a
@@ -375,62 +405,41 @@ KTEST(get, epoll_on_kevent_fd)
  */
 KTEST(get, epoll_et_edge_after_partial_take)
 {
-	int kfd = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC), p[3][2];
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, got[2];
+	struct et_fixture f;
+	struct epoll_event got[2];
 	struct ukevent out[4];
-	int i;
 
-	cr_assert(ep >= 0);
-	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, kfd, &ev), 0, "%s", strerror(errno));
-	for (i = 0; i < 3; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i + 1));
-	}
-	kt_write1(p[0][1]);
-	kt_write1(p[1][1]);
-	cr_assert(kt_wait_ready(kfd, 2, 10000), "two poll kevents did not become ready");
-	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "no edge for the first events");
-	cr_assert_eq(epoll_wait(ep, got, 2, 0), 0, "an edge reported twice");
-	cr_assert_eq(kt_get(kfd, 1, 1, 0, out), 1, "take one of two");
-	kt_write1(p[2][1]);
-	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1,
+	et_open(&f, 3);
+	kt_write1(f.p[0][1]);
+	kt_write1(f.p[1][1]);
+	cr_assert(kt_wait_ready(f.kfd, 2, 10000), "two poll kevents did not become ready");
+	cr_assert_eq(epoll_wait(f.ep, got, 2, 10000), 1, "no edge for the first events");
+	cr_assert_eq(epoll_wait(f.ep, got, 2, 0), 0, "an edge reported twice");
+	cr_assert_eq(kt_get(f.kfd, 1, 1, 0, out), 1, "take one of two");
+	kt_write1(f.p[2][1]);
+	cr_assert_eq(epoll_wait(f.ep, got, 2, 10000), 1,
 		     "a kevent ready after a partial take made no new edge");
-	cr_assert_eq(kt_get(kfd, 2, 4, KT_MS(10000), out), 2);
-	for (i = 0; i < 3; i++) {
-		close(p[i][0]);
-		close(p[i][1]);
-	}
-	close(ep);
-	close(kfd);
+	cr_assert_eq(kt_get(f.kfd, 2, 4, KT_MS(10000), out), 2);
+	et_close(&f);
 }
 
 /* D32 with EPOLLET: a second kevent becoming ready while one is pending is a new edge. */
 KTEST(get, epoll_et_edge_per_new_ready_kevent)
 {
-	int kfd = kt_open(O_RDWR), ep = epoll_create1(EPOLL_CLOEXEC), p[2][2];
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, got[2];
+	struct et_fixture f;
+	struct epoll_event got[2];
 	struct ukevent out[4];
 
-	cr_assert(ep >= 0);
-	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, kfd, &ev), 0, "%s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i + 1));
-	}
-	kt_write1(p[0][1]);
-	cr_assert(kt_wait_ready(kfd, 1, 10000), "the first poll kevent did not become ready");
-	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1, "no edge for the first kevent");
-	kt_write1(p[1][1]);
-	cr_assert(kt_wait_ready(kfd, 2, 10000), "the second poll kevent did not become ready");
-	cr_assert_eq(epoll_wait(ep, got, 2, 10000), 1,
+	et_open(&f, 2);
+	kt_write1(f.p[0][1]);
+	cr_assert(kt_wait_ready(f.kfd, 1, 10000), "the first poll kevent did not become ready");
+	cr_assert_eq(epoll_wait(f.ep, got, 2, 10000), 1, "no edge for the first kevent");
+	kt_write1(f.p[1][1]);
+	cr_assert(kt_wait_ready(f.kfd, 2, 10000), "the second poll kevent did not become ready");
+	cr_assert_eq(epoll_wait(f.ep, got, 2, 10000), 1,
 		     "a kevent that became ready while another was pending made no edge");
-	cr_assert_eq(kt_get(kfd, 2, 4, KT_MS(10000), out), 2);
-	for (int i = 0; i < 2; i++) {
-		close(p[i][0]);
-		close(p[i][1]);
-	}
-	close(ep);
-	close(kfd);
+	cr_assert_eq(kt_get(f.kfd, 2, 4, KT_MS(10000), out), 2);
+	et_close(&f);
 }
 
 /*
