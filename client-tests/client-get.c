@@ -284,6 +284,61 @@ KTEST(get, output_fault_loses_nothing)
 	close(kfd);
 }
 
+/* A GET_EVENTS parked on two ready events whose output page goes away. */
+struct late_get {
+	int kfd;
+	struct ukevent *out;
+	int ret, err;
+};
+
+static void *late_getter(void *arg)
+{
+	struct late_get *g = arg;
+
+	g->ret = kevent_get_events(g->kfd, 2, 2, KT_MS(20000), g->out, 0);
+	g->err = errno;
+	return NULL;
+}
+
+/*
+ * D10, late fault: the output is checked when the call starts, so a range
+ * unmapped while the call waits faults during the copy, after the events
+ * left the ready list.  Entry 0 lies before the hole, entry 1 in it: the
+ * module and the process-memory path return the one that arrived; the
+ * retry path can only answer EFAULT (section 6).  Both taken are gone.
+ */
+KTEST(get, late_fault_loses_the_taken_events)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct late_get g = { .kfd = kt_open(O_RDWR) };
+	pthread_t th;
+
+	cr_assert(m != MAP_FAILED);
+	g.out = (struct ukevent *)(m + pg - sizeof(struct ukevent));
+	__u64 base = kt_live_waiters();
+	cr_assert_eq(pthread_create(&th, NULL, late_getter, &g), 0);
+	kt_await_waiters(base, 1);
+	cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
+	/* Timers, so the retry path (no fd origins) runs it too; ready order 1, 2. */
+	kt_add_queued(g.kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1));
+	kt_add_queued(g.kfd, kt_uk_timer(250, KEVENT_REQ_ONESHOT, 2));
+	pthread_join(th, NULL);
+	if (kt_backend_info()->features & KEVENT_FEAT_RETRY_PATH) {
+		cr_assert_eq(g.ret, -1, "retry path, late fault: returned %d", g.ret);
+		cr_assert_eq(g.err, EFAULT, "retry path, late fault: %s", strerror(g.err));
+	} else {
+		cr_assert_eq(g.ret, 1, "late fault after one entry: returned %d (%s), want 1",
+			     g.ret, g.ret < 0 ? strerror(g.err) : "count");
+		cr_assert_eq(g.out[0].user[0], 1u, "the entry before the hole is not the first ready");
+	}
+	cr_assert_eq(kt_queue_ready(g.kfd), 0u, "a late fault left the taken events ready");
+	cr_assert_eq(kt_queue_kevents(g.kfd), 0u, "ONESHOT kevents outlived their late fault");
+	munmap(m, (size_t)pg);
+	close(g.kfd);
+}
+
 /* 1.7: the kevent fd is readable (POLLIN|POLLRDNORM) while events are ready. */
 KTEST(get, poll_on_kevent_fd)
 {

@@ -218,33 +218,6 @@ static void *waiter_fn(void *arg)
 	return NULL;
 }
 
-/* Wait until the backend reports n more waiters than base (or give it time). */
-static void await_waiters(__u64 base, unsigned int n)
-{
-	int fd = kt_open(O_RDWR);
-	struct kevent_info i;
-	__u64 end = kt_now_ns() + KT_MS(3000);
-
-	do {
-		kt_info(fd, &i);
-		if (i.live_waiters >= base + n)
-			break;
-		kt_sleep_ms(5);
-	} while (kt_now_ns() < end);
-	close(fd);
-	kt_sleep_ms(100);	/* the backend may count before it parks */
-}
-
-static __u64 live_waiters(void)
-{
-	int fd = kt_open(O_RDWR);
-	struct kevent_info i;
-
-	kt_info(fd, &i);
-	close(fd);
-	return i.live_waiters;
-}
-
 static int is_done(struct waiter *w)
 {
 	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
@@ -261,11 +234,11 @@ KTEST(share, waiters_arrival_order)
 		kt_pipe(p[i]);
 		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
 	}
-	__u64 base = live_waiters();
+	__u64 base = kt_live_waiters();
 	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	await_waiters(base, 1);
+	kt_await_waiters(base, 1);
 	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	await_waiters(base, 2);
+	kt_await_waiters(base, 2);
 	kt_write1(p[0][1]);
 	__u64 end = kt_now_ns() + KT_MS(10000);
 	while (!is_done(&a) && kt_now_ns() < end)
@@ -295,11 +268,11 @@ KTEST(share, waiters_min_nr_met_first)
 		kt_pipe(p[i]);
 		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
 	}
-	__u64 base = live_waiters();
+	__u64 base = kt_live_waiters();
 	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	await_waiters(base, 1);
+	kt_await_waiters(base, 1);
 	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	await_waiters(base, 2);
+	kt_await_waiters(base, 2);
 	kt_write1(p[0][1]);
 	pthread_join(tb, NULL);
 	cr_assert_eq(b.ret, 1, "the waiter with min_nr 1 got %d", b.ret);
@@ -347,9 +320,9 @@ KTEST(share, close_while_blocked)
 	pthread_t t;
 
 	kt_add_queued(kfd, kt_uk_timer(500, KEVENT_REQ_ONESHOT, 77));
-	__u64 base = live_waiters();
+	__u64 base = kt_live_waiters();
 	cr_assert_eq(pthread_create(&t, NULL, waiter_fn, &w), 0);
-	await_waiters(base, 1);
+	kt_await_waiters(base, 1);
 	close(kfd);
 	pthread_join(t, NULL);
 	cr_assert_eq(w.ret, 1, "the blocked call after close(): %d (%s)", w.ret,

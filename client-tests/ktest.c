@@ -62,6 +62,32 @@ void kt_info(int fd, struct kevent_info *info)
 	cr_assert_eq(r, 0, "KEVENT_IOC_INFO: %s", strerror(errno));
 }
 
+__u64 kt_live_waiters(void)
+{
+	int fd = kt_open(O_RDWR);
+	struct kevent_info i;
+
+	kt_info(fd, &i);
+	close(fd);
+	return i.live_waiters;
+}
+
+void kt_await_waiters(__u64 base, unsigned int n)
+{
+	int fd = kt_open(O_RDWR);
+	struct kevent_info i;
+	__u64 end = kt_now_ns() + KT_MS(3000);
+
+	do {
+		kt_info(fd, &i);
+		if (i.live_waiters >= base + n)
+			break;
+		kt_sleep_ms(5);
+	} while (kt_now_ns() < end);
+	close(fd);
+	kt_sleep_ms(100);	/* the backend may count before it parks */
+}
+
 unsigned int kt_backend(void)
 {
 	return kt_backend_info()->backend;

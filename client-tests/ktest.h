@@ -83,6 +83,11 @@ unsigned int kt_queue_ready(int kfd);
 /* Wait (bounded by ms) until the queue has at least n ready. */
 int kt_wait_ready(int kfd, unsigned int n, unsigned int ms);
 
+/* Backend-wide parked GET_EVENTS calls (INFO live_waiters). */
+__u64 kt_live_waiters(void);
+/* Wait (bounded, 3 s) until there are n more than base, then 100 ms more. */
+void kt_await_waiters(__u64 base, unsigned int n);
+
 __u64 kt_now_ns(void);
 __u32 kt_now_ms32(void);
 void kt_sleep_ms(unsigned int ms);
