@@ -320,6 +320,45 @@ KTEST(ctl, per_entry_errors)
 }
 
 /*
+ * D19 through the device: KEVENT_IOC_FAULT fails the second ADD allocation
+ * of this queue.  That entry alone is BROKEN|DONE -ENOMEM, the ones around
+ * it are registered, another queue is untouched, and it happens once.
+ */
+KTEST(ctl, enomem_fails_one_entry_only)
+{
+	kt_require_feature(KEVENT_FEAT_FAULT_INJECT,
+			   "D19 needs fault injection (kevent-cuse --fault-inject, "
+			   "kevent.ko fault_inject=1: what tests/vm/guest run starts)");
+	int kfd = kt_open(O_RDWR), other = kt_open(O_RDWR);
+	struct kevent_fault f = { KEVENT_FAULT_ADD_ENOMEM, 1, 0 };
+	struct ukevent uk[3];
+
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_FAULT, &f), 0, "arm: %s", strerror(errno));
+	kt_add_queued(other, kt_uk_timer(3600000, 0, 9));
+	for (int i = 0; i < 3; i++)
+		uk[i] = kt_uk_timer(3600000, 0, (__u32)i);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 1, "one entry failed");
+	cr_assert_eq(uk[0].user[0], 1u, "skip 1: the second entry fails");
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq((int)uk[0].ret_data[1], -ENOMEM, "ret_data[1] %d", (int)uk[0].ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 2u, "the entries before and after took effect");
+	cr_assert_eq(kt_queue_kevents(other), 1u);
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 3));	/* once only */
+	f.skip = 0;
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_FAULT, &f), 0);
+	f.kind = KEVENT_FAULT_NONE;
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_FAULT, &f), 0, "disarm: %s", strerror(errno));
+	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 4));
+	f.kind = KEVENT_FAULT_ADD_ENOMEM + 1;
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_FAULT, &f), -EINVAL, "unknown kind");
+	f.kind = KEVENT_FAULT_NONE;
+	f.__reserved = 1;
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_FAULT, &f), -EINVAL, "reserved field");
+	close(kfd);
+	close(other);
+}
+
+/*
  * A call whose num exceeds this path's max_ctl_num may fail -E2BIG (B4)
  * before the D25 check; both are whole-call refusals with no effect.
  */

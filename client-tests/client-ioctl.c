@@ -204,7 +204,10 @@ KTEST(ioctl, unknown_ioctl_enotty)
 	int kfd = kt_open(O_RDWR);
 	unsigned char buf[64] = { 0 };
 
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(0x05, 16), buf), -ENOTTY, "nr 5");
+	EXPECT_RC(kt_ioctl(kfd, IOC_W(0x06, 16), buf), -ENOTTY, "nr 6");
+	if (!(kt_backend_info()->features & KEVENT_FEAT_FAULT_INJECT))
+		EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_FAULT, buf), -ENOTTY,
+			  "KEVENT_IOC_FAULT without KEVENT_FEAT_FAULT_INJECT");
 	EXPECT_RC(kt_ioctl(kfd, IOC_R(0x7f, 16), buf), -ENOTTY, "nr 0x7f");
 	EXPECT_RC(kt_ioctl(kfd, IOC_W(0xff, 16), buf), -ENOTTY, "nr 0xff");
 	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_WRITE, 0xBF, KEVENT_IOC_NR_CTL, 16), buf), -ENOTTY,

@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZ
 	       "get_events arg");
 _Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
 _Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0, "info");
+_Static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0, "fault arg");
 
 struct kdisp_cmd {
 	unsigned int dir;	/* _IOC_READ or _IOC_WRITE */
@@ -33,6 +34,8 @@ static const struct kdisp_cmd kdisp_cmds[] = {
 				     sizeof(struct kevent_ring_shm) },
 	[KEVENT_IOC_NR_SET_ABI] = { _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0,
 				    sizeof(struct kevent_set_abi) },
+	[KEVENT_IOC_NR_FAULT] = { _IOC_WRITE, KEVENT_FAULT_SIZE_VER0,
+				  sizeof(struct kevent_fault) },
 };
 
 static bool tail_is_zero(const unsigned char *p, size_t len)
@@ -96,6 +99,15 @@ static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
 	return 0;
 }
 
+static int plan_fault(const struct kdisp_plan *plan)
+{
+	const struct kevent_fault *a = &plan->arg.fault;
+
+	if (a->__reserved || a->kind > KEVENT_FAULT_ADD_ENOMEM)
+		return -EINVAL;
+	return 0;
+}
+
 static int plan_set_abi(const struct kdisp_plan *plan)
 {
 	const struct kevent_set_abi *a = &plan->arg.set_abi;
@@ -121,7 +133,8 @@ int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_l
 	    nr >= sizeof(kdisp_cmds) / sizeof(kdisp_cmds[0]))
 		return -ENOTTY;
 	c = &kdisp_cmds[nr];
-	if (_IOC_DIR(cmd) != c->dir || nr == KEVENT_IOC_NR_RING_SHM)
+	if (_IOC_DIR(cmd) != c->dir || nr == KEVENT_IOC_NR_RING_SHM ||
+	    (nr == KEVENT_IOC_NR_FAULT && !q->core->cfg.fault_inject))
 		return -ENOTTY;
 	if (usize < c->ver0)
 		return -EINVAL;
@@ -141,6 +154,8 @@ int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_l
 		return plan_ctl(q, plan);
 	case KEVENT_IOC_NR_GET_EVENTS:
 		return plan_get_events(q, plan);
+	case KEVENT_IOC_NR_FAULT:
+		return plan_fault(plan);
 	default:
 		return plan_set_abi(plan);
 	}
@@ -157,7 +172,8 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 	info.size = (__u32)n;
 	info.abi_revision = KEVENT_ABI_REVISION;
 	info.backend = cfg->backend;
-	info.features = cfg->features | KEVENT_FEAT_STRICT;
+	info.features = cfg->features | KEVENT_FEAT_STRICT |
+			(cfg->fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0);
 	info.ukevent_size = sizeof(struct ukevent);
 	info.mukevent_size = sizeof(struct mukevent);
 	info.ring_page_size = KEVENT_RING_PAGE_SIZE;
@@ -187,6 +203,8 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 		return kqueue_get_events(q, &plan->arg.get, caller, ua, wr, waiter);
 	case KEVENT_IOC_NR_SET_ABI:
 		return kqueue_set_abi(q, &plan->arg.set_abi);
+	case KEVENT_IOC_NR_FAULT:
+		return kqueue_fault(q, &plan->arg.fault);
 	default:
 		return -ENOTTY;
 	}

@@ -78,6 +78,8 @@ struct kqueue {
 	atomic_uint kevent_num;		/* written under ctl */
 	bool ctl_seen, dead;		/* under ctl */
 	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
+	/* KEVENT_IOC_FAULT: ADD allocations to let pass, -1 none; under ctl */
+	long long fault_add_skip;
 	struct klist waiters;		/* parked, arrival order, under ctl */
 	atomic_bool due;		/* a waiter expired or was interrupted */
 
@@ -145,6 +147,7 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 		      const struct kcaller *caller, const struct kuaccess *ua,
 		      const struct kwait_req *wr, struct kwaiter **waiter);
 int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg);
+int kqueue_fault(struct kqueue *q, const struct kevent_fault *arg);
 void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 		      struct kevent_info *info);
 

@@ -97,6 +97,8 @@ struct kcore_config {
 	/* Fault injection: returns non-zero to make the next allocation fail. */
 	int (*alloc_fail)(void *ctx);
 	void *alloc_fail_ctx;
+	/* Answer KEVENT_IOC_FAULT (tests through the device); else -ENOTTY. */
+	int fault_inject;
 };
 
 int kcore_new(const struct kcore_config *cfg, struct kcore **ret);
@@ -187,6 +189,7 @@ struct kdisp_plan {
 		struct kevent_ctl_arg ctl;
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
+		struct kevent_fault fault;
 	} arg;				/* normalised: zero-extended to our size */
 	struct kdisp_range in;		/* user bytes phase 2 reads (len 0: none) */
 	struct kdisp_range out;		/* user bytes phase 2 writes */

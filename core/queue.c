@@ -120,6 +120,7 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	q->nbuckets = TABLE_MIN;
 	q->rcap = RSLOTS_MIN;
 	q->wait_min = UINT_MAX;
+	q->fault_add_skip = -1;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->kevent_num, 0);
 	atomic_init(&q->due, false);
@@ -436,6 +437,14 @@ static void kitem_free(struct kitem *k)
 	free(k);
 }
 
+/* KEVENT_IOC_FAULT's ADD_ENOMEM: true once, on the armed occasion. */
+static bool fault_add_now(struct kqueue *q)
+{
+	if (q->fault_add_skip < 0)
+		return false;
+	return q->fault_add_skip-- == 0;
+}
+
 static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 		     const struct korigin_ops *ops, const struct kcaller *caller,
 		     struct kitem **ret)
@@ -453,7 +462,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
 		return -ENOSPC;
 	}
-	k = kcore_alloc(core, sizeof(*k));
+	k = fault_add_now(q) ? NULL : kcore_alloc(core, sizeof(*k));
 	if (!k) {
 		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
 		if (res >= 0)
@@ -1051,6 +1060,14 @@ int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
 	pthread_mutex_unlock(&q->ctl);
 	complete_done(&done);
 	return ret;
+}
+
+int kqueue_fault(struct kqueue *q, const struct kevent_fault *arg)
+{
+	pthread_mutex_lock(&q->ctl);
+	q->fault_add_skip = arg->kind == KEVENT_FAULT_ADD_ENOMEM ? (long long)arg->skip : -1;
+	pthread_mutex_unlock(&q->ctl);
+	return 0;
 }
 
 int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)

@@ -782,6 +782,9 @@ static int kc_core_start(void)
 	cfg.max_ctl_num = KX_PVM_MAX_NR;
 	cfg.max_get_nr = KX_PVM_MAX_NR;
 	memcpy(cfg.caps, kd.opts.caps, sizeof(cfg.caps));
+	cfg.fault_inject = kd.opts.fault_inject;
+	if (cfg.fault_inject)
+		kc_warn("--fault-inject: KEVENT_IOC_FAULT answers; for test suites only");
 	err = kcore_new(&cfg, &kd.core);
 	if (err)
 		return err;

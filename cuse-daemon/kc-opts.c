@@ -11,7 +11,7 @@
 
 enum {
 	OPT_NAME = 256, OPT_MODE, OPT_SHM_DIR, OPT_WORKERS, OPT_SYSLOG,
-	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM,
+	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM, OPT_FAULT_INJECT,
 	OPT_CAP_FIRST,		/* one per KEVENT_LIMIT_* below */
 };
 
@@ -61,7 +61,9 @@ void kc_opts_usage(FILE *out, const char *argv0)
 		"      --shm-dir=DIR       directory of the ring objects (default %s)\n"
 		"  -w, --workers=N         libfuse worker threads (default %u)\n"
 		"      --syslog            log to syslog instead of stderr\n"
-		"      --no-process-vm     move arrays by ioctl retry only\n",
+		"      --no-process-vm     move arrays by ioctl retry only\n"
+		"      --fault-inject      answer KEVENT_IOC_FAULT: tests inject faults\n"
+		"                          on their own queues (never in production)\n",
 		argv0, KC_DEFAULT_NAME, KC_DEFAULT_MODE, KC_DEFAULT_SHM_DIR,
 		KC_DEFAULT_WORKERS);
 	fprintf(out, "\nPer-uid caps (0: none):\n");
@@ -160,6 +162,7 @@ static int kc_opt_flag(struct kc_opts *o, int c)
 	case OPT_FUSE_DEBUG: o->fuse_debug = o->debug = 1; return 0;
 	case OPT_SYSLOG: o->use_syslog = 1; return 0;
 	case OPT_NO_PVM: o->no_process_vm = 1; return 0;
+	case OPT_FAULT_INJECT: o->fault_inject = 1; return 0;
 	}
 	return -EINVAL;
 }
@@ -181,7 +184,7 @@ static int kc_check_running_cap(struct kc_opts *o, int running_set, FILE *err)
 
 int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 {
-	struct option lopts[16 + KC_NCAPS] = {
+	struct option lopts[17 + KC_NCAPS] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "fuse-debug", no_argument, NULL, OPT_FUSE_DEBUG },
@@ -192,10 +195,11 @@ int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
 		{ "no-process-vm", no_argument, NULL, OPT_NO_PVM },
+		{ "fault-inject", no_argument, NULL, OPT_FAULT_INJECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
-	int first_cap = 12, running_set = 0, c;
+	int first_cap = 13, running_set = 0, c;
 
 	for (size_t i = 0; i < KC_NCAPS; i++)
 		lopts[first_cap + i] = (struct option){ kc_cap_opts[i].name,

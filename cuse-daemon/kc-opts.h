@@ -24,6 +24,7 @@ struct kc_opts {
 	int trace;			/* decode every ioctl */
 	int use_syslog;
 	int no_process_vm;		/* force the retry path (tests, B4) */
+	int fault_inject;		/* answer KEVENT_IOC_FAULT (tests) */
 	int help;
 	int version;
 };

@@ -12,6 +12,7 @@ static const char *const kc_cmd_names[] = {
 	[KEVENT_IOC_NR_GET_EVENTS] = "GET_EVENTS",
 	[KEVENT_IOC_NR_RING_SHM] = "RING_SHM",
 	[KEVENT_IOC_NR_SET_ABI] = "SET_ABI",
+	[KEVENT_IOC_NR_FAULT] = "FAULT",
 };
 
 static const char *const kc_type_names[KEVENT_MAX] = {
@@ -51,6 +52,7 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 		struct kevent_ctl_arg ctl;
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi abi;
+		struct kevent_fault fault;
 	} a;
 
 	memset(&a, 0, sizeof(a));
@@ -64,6 +66,8 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 		kc_fmt_get(buf, len, &a.get);
 	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_SET_ABI && usize >= sizeof(a.abi)) {
 		snprintf(buf, len, "SET_ABI revision=%u flags=0x%x", a.abi.revision, a.abi.flags);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_FAULT && usize >= sizeof(a.fault)) {
+		snprintf(buf, len, "FAULT kind=%u skip=%u", a.fault.kind, a.fault.skip);
 	} else {
 		snprintf(buf, len, "%s size=%zu", name, usize);
 	}

@@ -209,10 +209,11 @@ static void op_other(int fd)
 {
 	unsigned char *buf = big;
 	struct kevent_set_abi *s = (void *)buf;
+	struct kevent_fault *f = (void *)buf;
 	void *ring;
 
 	memset(buf, 0, sizeof(big));
-	switch (rnd(6)) {
+	switch (rnd(7)) {
 	case 0:
 		do_ioctl(fd, KEVENT_IOC_INFO, buf);
 		break;
@@ -231,6 +232,11 @@ static void op_other(int fd)
 		break;
 	case 4:	/* any number at all */
 		do_ioctl(fd, (unsigned long)rnd(0xffffffffu) | (rnd(2) ? 0xbe00u : 0), buf);
+		break;
+	case 5:	/* ENOTTY unless the backend was started with fault injection */
+		f->kind = rnd(3);
+		f->skip = rnd(8);
+		do_ioctl(fd, KEVENT_IOC_FAULT, buf);
 		break;
 	default:
 		ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);

@@ -50,6 +50,8 @@ struct kevent_queue {
 	unsigned int kevent_num;	/* registered, incl. zombies; ctl_mutex */
 	bool ctl_seen;			/* a CTL ran: SET_ABI is -EBUSY (A12) */
 	bool strict;			/* KEVENT_ABI_STRICT */
+	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
+	u64 fault_add;			/* ctl_mutex */
 	struct list_head table[1 << KEVENT_HASH_BITS];
 
 	spinlock_t ready_lock;
@@ -76,6 +78,10 @@ struct kevent_waiter {
 struct kevent_stats kevent_stats;
 struct workqueue_struct *kevent_wq;
 static struct kmem_cache *kevent_cache;
+
+static bool fault_inject;
+module_param(fault_inject, bool, 0444);
+MODULE_PARM_DESC(fault_inject, "answer KEVENT_IOC_FAULT (test suites only)");
 static struct kmem_cache *kevent_queue_cache;
 static struct dentry *kevent_debugfs;
 
@@ -87,6 +93,7 @@ static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0);
 static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0);
 static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0);
 static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0);
+static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0);
 
 /* ---- buffers -------------------------------------------------------- */
 
@@ -295,6 +302,12 @@ static void kq_fail(struct ukevent *uk, int err)
 }
 
 /* ADD of one entry: 0 queued (nothing to write back), 1 write it back. */
+/* KEVENT_IOC_FAULT's ADD_ENOMEM: true once, on the armed occasion. */
+static bool kq_fault_add_now(struct kevent_queue *q)
+{
+	return q->fault_add && --q->fault_add == 0;
+}
+
 static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 {
 	const struct kevent_origin *origin;
@@ -313,7 +326,7 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 		kq_fail(uk, -EINVAL);
 		return 1;
 	}
-	k = kmem_cache_zalloc(kevent_cache, GFP_KERNEL);
+	k = kq_fault_add_now(q) ? NULL : kmem_cache_zalloc(kevent_cache, GFP_KERNEL);
 	if (!k) {
 		kq_fail(uk, -ENOMEM);	/* D19 */
 		return 1;
@@ -583,7 +596,8 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info)
 	info->abi_revision = KEVENT_ABI_REVISION;
 	info->backend = KEVENT_BACKEND_MODULE;
 	info->features = KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS |
-			 KEVENT_FEAT_STRICT;
+			 KEVENT_FEAT_STRICT |
+			 (fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0);
 	info->supported_types = BIT(KEVENT_TIMER) | BIT(KEVENT_POLL) |
 				BIT(KEVENT_SOCKET) | BIT(KEVENT_INODE);
 	info->ukevent_size = sizeof(struct ukevent);
@@ -619,6 +633,16 @@ static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 	return ret;
 }
 
+static long kq_fault(struct kevent_queue *q, const struct kevent_fault *a)
+{
+	if (a->__reserved || a->kind > KEVENT_FAULT_ADD_ENOMEM)
+		return -EINVAL;
+	mutex_lock(&q->ctl_mutex);
+	q->fault_add = a->kind == KEVENT_FAULT_ADD_ENOMEM ? (u64)a->skip + 1 : 0;
+	mutex_unlock(&q->ctl_mutex);
+	return 0;
+}
+
 /* ---- ioctl dispatch (D24) ---------------------------------------------- */
 
 static int kevent_arg_size(unsigned int cmd, unsigned int dir, size_t ver0)
@@ -644,6 +668,7 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		struct kevent_ctl_arg ctl;
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
+		struct kevent_fault fault;
 	} a;
 	int ret;
 
@@ -688,6 +713,16 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		if (ret)
 			return ret;
 		return kq_set_abi(q, &a.set_abi);
+
+	case KEVENT_IOC_NR_FAULT:
+		if (!fault_inject)
+			return -ENOTTY;
+		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_FAULT_SIZE_VER0);
+		if (!ret)
+			ret = copy_struct_from_user(&a.fault, sizeof(a.fault), uarg, usize);
+		if (ret)
+			return ret;
+		return kq_fault(q, &a.fault);
 
 	case KEVENT_IOC_NR_RING_SHM:	/* CUSE only: the module maps for real */
 	default:

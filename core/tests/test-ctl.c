@@ -327,6 +327,39 @@ CORE_TEST(ctl, D19_enomem_fails_one_entry_only)
 	cr_assert_eq(fx_counters().kevents, 4, "the entries before and after took effect");
 }
 
+/* D19 by KEVENT_IOC_FAULT: one ADD entry, on this queue only, once. */
+CORE_TEST(ctl, D19_by_the_fault_ioctl)
+{
+	struct kevent_fault f = { KEVENT_FAULT_ADD_ENOMEM, 1, 0 };
+	struct kqueue *other;
+	unsigned int i;
+
+	kqueue_release(F.q);
+	kcore_free(F.core);
+	F.cfg.fault_inject = 1;
+	fx_start();
+	cr_assert_eq(kqueue_open(F.core, &F.me, NULL, &other), 0);
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_FAULT, &f, NULL), 0);
+	F.uk[0] = timer(9, 9);
+	cr_assert_eq(fx_ctl_q(other, KEVENT_CTL_ADD, 1, F.uk), 0, "another queue is not armed");
+	for (i = 0; i < 3; i++)
+		F.uk[i] = timer(i, i);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 3, F.uk), 1);
+	cr_assert_eq(F.uk[0].id.raw_u64, 1, "skip 1: the second entry fails");
+	cr_assert_eq(F.uk[0].ret_flags, KEVENT_RET_BROKEN | KEVENT_RET_DONE);
+	cr_assert_eq((int)F.uk[0].ret_data[1], -ENOMEM);
+	cr_assert_eq(fx_counters().kevents, 3, "two here, one on the other queue");
+	F.uk[0] = timer(1, 1);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 1, F.uk), 0, "the fault happened once");
+	f.skip = 0;
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_FAULT, &f, NULL), 0);
+	f.kind = KEVENT_FAULT_NONE;
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_FAULT, &f, NULL), 0);
+	F.uk[0] = timer(5, 5);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 1, F.uk), 0, "KEVENT_FAULT_NONE disarms");
+	kqueue_release(other);
+}
+
 CORE_TEST(ctl, ENOMEM_for_the_array_fails_whole)
 {
 	F.uk[0] = timer(1, 1);

@@ -20,7 +20,9 @@ CORE_TEST(dispatch, D24_unknown_ioctl_is_enotty)
 
 	cr_assert_eq(plan_raw(_IOW(0xBF, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg), buf, 16, &p),
 		     -ENOTTY, "wrong magic");
-	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x05, 16), buf, 16, &p), -ENOTTY, "unknown nr");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x06, 16), buf, 16, &p), -ENOTTY, "unknown nr");
+	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, buf, 16, &p), -ENOTTY,
+		     "FAULT without cfg.fault_inject");
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0xff, 16), buf, 16, &p), -ENOTTY);
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_CTL, 16), NULL, 0, &p), -ENOTTY,
 		     "wrong direction");
@@ -191,4 +193,29 @@ CORE_TEST(dispatch, SET_ABI_wrapper_is_strict)
 	buf[20] = 0;
 	s->__reserved = 1;
 	cr_assert_eq(plan_raw(KEVENT_IOC_SET_ABI, buf, 16, &p), -EINVAL);
+}
+
+/* KEVENT_IOC_FAULT, when enabled: a strict wrapper and a feature bit. */
+CORE_TEST(dispatch, FAULT_answers_only_when_enabled)
+{
+	struct kevent_fault f = { KEVENT_FAULT_ADD_ENOMEM, 0, 0 };
+	struct kevent_info info;
+	struct kdisp_plan p;
+
+	fx_ioctl_q(F.q, KEVENT_IOC_INFO, NULL, &info);
+	cr_assert_eq(info.features & KEVENT_FEAT_FAULT_INJECT, 0);
+	kqueue_release(F.q);
+	kcore_free(F.core);
+	F.cfg.fault_inject = 1;
+	fx_start();
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_INFO, NULL, &info), 0);
+	cr_assert(info.features & KEVENT_FEAT_FAULT_INJECT, "INFO features %#x", info.features);
+	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, &f, sizeof(f), &p), 0);
+	f.kind = KEVENT_FAULT_ADD_ENOMEM + 1;
+	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, &f, sizeof(f), &p), -EINVAL, "unknown kind");
+	f.kind = KEVENT_FAULT_NONE;
+	f.__reserved = 1;
+	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, &f, sizeof(f), &p), -EINVAL, "reserved");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_FAULT, 8), &f, 8, &p), -EINVAL,
+		     "short wrapper");
 }

@@ -40,7 +40,18 @@ Test(opts, defaults)
 	cr_assert_eq(o.workers, 16);
 	cr_assert_eq(o.caps[KEVENT_LIMIT_RUNNING], 8);
 	cr_assert_geq(o.caps[KEVENT_LIMIT_PARKED], 10000);
-	cr_assert_eq(o.foreground | o.debug | o.trace | o.use_syslog | o.no_process_vm, 0);
+	cr_assert_eq(o.foreground | o.debug | o.trace | o.use_syslog | o.no_process_vm |
+		     o.fault_inject, 0);
+}
+
+Test(opts, fault_inject_is_a_flag)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--fault-inject", "--max-queues=5"), 0);
+	cr_assert(o.fault_inject);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_QUEUES], 5, "the caps after it still parse");
+	cr_assert_eq(PARSE(&o, "--fault-inject=1"), -EINVAL, "takes no value");
 }
 
 Test(opts, harness_command_line)

@@ -147,8 +147,12 @@ struct take13_kevent_mring {
 	X(ring_shm_length, offsetof(struct kevent_ring_shm, length) == 8) \
 	X(ring_shm_path, offsetof(struct kevent_ring_shm, path) == 16) \
 	X(set_abi_size, sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0) \
+	X(fault_size, sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0) \
+	X(fault_skip, offsetof(struct kevent_fault, skip) == 4) \
+	X(fault_reserved, offsetof(struct kevent_fault, __reserved) == 8) \
 	X(wrappers_mult8, sizeof(struct kevent_ctl_arg) % 8 == 0 && sizeof(struct kevent_get_events_arg) % 8 == 0 && \
-	  sizeof(struct kevent_info) % 8 == 0 && sizeof(struct kevent_ring_shm) % 8 == 0 && sizeof(struct kevent_set_abi) % 8 == 0) \
+	  sizeof(struct kevent_info) % 8 == 0 && sizeof(struct kevent_ring_shm) % 8 == 0 && sizeof(struct kevent_set_abi) % 8 == 0 && \
+	  sizeof(struct kevent_fault) % 8 == 0) \
 	X(ioc_magic, _IOC_TYPE(KEVENT_IOC_CTL) == 0xBE) \
 	X(ioc_ctl, KEVENT_IOC_CTL == _IOW(0xBE, 1, struct kevent_ctl_arg)) \
 	X(ioc_ctl_size, _IOC_SIZE(KEVENT_IOC_CTL) == 16) \
@@ -158,6 +162,8 @@ struct take13_kevent_mring {
 	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == 152) \
 	X(ioc_ring_shm_size, _IOC_SIZE(KEVENT_IOC_RING_SHM) == 128) \
 	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
+	X(ioc_fault, KEVENT_IOC_FAULT == _IOW(0xBE, 5, struct kevent_fault)) \
+	X(feat_fault_inject, KEVENT_FEAT_FAULT_INJECT == 0x40) \
 	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER0) \
 	X(timeout_infinite, KEVENT_TIMEOUT_INFINITE == 0xffffffffffffffffull) \
 	X(get_nonblock, KEVENT_GET_NONBLOCK == 0x1)

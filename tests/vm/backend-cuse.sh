@@ -17,10 +17,14 @@ backend_start() {
 		BACKEND_REASON="$BACKEND_DEVICE exists before the daemon started"
 		return 1
 	fi
+	# Test runs let the suite inject faults on its own queues (D19); the
+	# interactive guest serves the plain device.
+	fault=
+	[ "$KV_MODE" = run ] && fault=--fault-inject
 	# A daemon built with -fprofile-instr-generate leaves its profile in the
 	# build dir (9p) when it exits; any other daemon ignores the variable.
 	# shellcheck disable=SC2086 # guest --daemon-args: split at spaces on purpose
-	LLVM_PROFILE_FILE="$KV_BUILD/meson-logs/kevent-cuse-%p.profraw" "$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 ${KV_CUSE_ARGS:-} \
+	LLVM_PROFILE_FILE="$KV_BUILD/meson-logs/kevent-cuse-%p.profraw" "$KV_CUSE_DAEMON" --foreground --name kevent --mode 0666 $fault ${KV_CUSE_ARGS:-} \
 		</dev/null >"$1/daemon.log" 2>&1 &
 	CUSE_PID=$!
 	wait_for_device "$BACKEND_DEVICE" "$CUSE_PID" || {

@@ -180,6 +180,7 @@ struct kevent_get_events_arg {
 #define KEVENT_FEAT_FD_ORIGINS		0x08	/* fd origins usable by this caller */
 #define KEVENT_FEAT_RETRY_PATH		0x10	/* arrays move by ioctl retry (B4) */
 #define KEVENT_FEAT_STRICT		0x20	/* KEVENT_ABI_STRICT accepted */
+#define KEVENT_FEAT_FAULT_INJECT	0x40	/* KEVENT_IOC_FAULT answers (tests only) */
 
 /* Index of kevent_info.limits[]: per-uid caps and use (B7). */
 #define KEVENT_LIMIT_QUEUES		0
@@ -246,17 +247,35 @@ struct kevent_set_abi {
 #define KEVENT_ABI_STRICT		0x1
 #define KEVENT_ABI_FLAGS		KEVENT_ABI_STRICT
 
+/*
+ * KEVENT_IOC_FAULT: fault injection on this queue, for test suites; outside
+ * every ABI revision.  Only a backend started with it (kevent-cuse
+ * --fault-inject, kevent.ko fault_inject=1) answers it and sets
+ * KEVENT_FEAT_FAULT_INJECT in INFO; any other answers -ENOTTY.  One fault,
+ * armed until it happens or is replaced; kind KEVENT_FAULT_NONE disarms.
+ */
+struct kevent_fault {
+	__u32 kind;			/* KEVENT_FAULT_* */
+	__u32 skip;			/* occasions that pass before the one that fails */
+	__u64 __reserved;		/* must be 0 */
+};
+#define KEVENT_FAULT_SIZE_VER0		16
+#define KEVENT_FAULT_NONE		0
+#define KEVENT_FAULT_ADD_ENOMEM		1	/* a CTL ADD entry's allocation: -ENOMEM (D19) */
+
 #define KEVENT_IOC_NR_INFO		0x00
 #define KEVENT_IOC_NR_CTL		0x01
 #define KEVENT_IOC_NR_GET_EVENTS	0x02
 #define KEVENT_IOC_NR_RING_SHM		0x03
 #define KEVENT_IOC_NR_SET_ABI		0x04
+#define KEVENT_IOC_NR_FAULT		0x05
 
 #define KEVENT_IOC_INFO		_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, struct kevent_info)
 #define KEVENT_IOC_CTL		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg)
 #define KEVENT_IOC_GET_EVENTS	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, struct kevent_get_events_arg)
 #define KEVENT_IOC_RING_SHM	_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_RING_SHM, struct kevent_ring_shm)
 #define KEVENT_IOC_SET_ABI	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_SET_ABI, struct kevent_set_abi)
+#define KEVENT_IOC_FAULT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_FAULT, struct kevent_fault)
 
 /* The cap on any wrapper struct a caller may pass: -E2BIG beyond it. */
 #define KEVENT_IOC_ARG_MAX		1024
