@@ -78,8 +78,8 @@ struct kqueue {
 	atomic_uint kevent_num;		/* written under ctl */
 	bool ctl_seen, dead;		/* under ctl */
 	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
-	/* KEVENT_IOC_FAULT: ADD allocations to let pass, -1 none; under ctl */
-	long long fault_add_skip;
+	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
+	__u64 fault_add;		/* under ctl */
 	struct klist waiters;		/* parked, arrival order, under ctl */
 	atomic_bool due;		/* a waiter expired or was interrupted */
 

@@ -120,7 +120,6 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	q->nbuckets = TABLE_MIN;
 	q->rcap = RSLOTS_MIN;
 	q->wait_min = UINT_MAX;
-	q->fault_add_skip = -1;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->kevent_num, 0);
 	atomic_init(&q->due, false);
@@ -440,9 +439,7 @@ static void kitem_free(struct kitem *k)
 /* KEVENT_IOC_FAULT's ADD_ENOMEM: true once, on the armed occasion. */
 static bool fault_add_now(struct kqueue *q)
 {
-	if (q->fault_add_skip < 0)
-		return false;
-	return q->fault_add_skip-- == 0;
+	return q->fault_add && --q->fault_add == 0;
 }
 
 static int kitem_new(struct kqueue *q, const struct ukevent *uk,
@@ -1065,7 +1062,7 @@ int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
 int kqueue_fault(struct kqueue *q, const struct kevent_fault *arg)
 {
 	pthread_mutex_lock(&q->ctl);
-	q->fault_add_skip = arg->kind == KEVENT_FAULT_ADD_ENOMEM ? (long long)arg->skip : -1;
+	q->fault_add = arg->kind == KEVENT_FAULT_ADD_ENOMEM ? (__u64)arg->skip + 1 : 0;
 	pthread_mutex_unlock(&q->ctl);
 	return 0;
 }
