@@ -78,12 +78,12 @@ struct kevent_waiter {
 struct kevent_stats kevent_stats;
 struct workqueue_struct *kevent_wq;
 static struct kmem_cache *kevent_cache;
+static struct kmem_cache *kevent_queue_cache;
+static struct dentry *kevent_debugfs;
 
 static bool fault_inject;
 module_param(fault_inject, bool, 0444);
 MODULE_PARM_DESC(fault_inject, "answer KEVENT_IOC_FAULT (test suites only)");
-static struct kmem_cache *kevent_queue_cache;
-static struct dentry *kevent_debugfs;
 
 static_assert(PAGE_SIZE == KEVENT_RING_PAGE_SIZE);
 static_assert(sizeof(struct ukevent) == 40);
@@ -301,13 +301,13 @@ static void kq_fail(struct ukevent *uk, int err)
 	uk->ret_data[1] = (u32)err;
 }
 
-/* ADD of one entry: 0 queued (nothing to write back), 1 write it back. */
 /* KEVENT_IOC_FAULT's ADD_ENOMEM: true once, on the armed occasion. */
 static bool kq_fault_add_now(struct kevent_queue *q)
 {
 	return q->fault_add && --q->fault_add == 0;
 }
 
+/* ADD of one entry: 0 queued (nothing to write back), 1 write it back. */
 static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 {
 	const struct kevent_origin *origin;
