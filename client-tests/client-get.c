@@ -284,7 +284,7 @@ KTEST(get, output_fault_loses_nothing)
 	close(kfd);
 }
 
-/* A GET_EVENTS parked on two ready events whose output page goes away. */
+/* A GET_EVENTS that waits for two events while its output page goes away. */
 struct late_get {
 	int kfd;
 	struct ukevent *out;
