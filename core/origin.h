@@ -8,7 +8,7 @@
  *  - attach(), modify() and detach() are called by the core with the queue's
  *    control mutex held and never with a core spinlock or the ready lock
  *    held.  They may block briefly (pidfd_getfd, epoll_ctl) but must never
- *    wait on anything a client controls (RULES B3).
+ *    wait on anything a client controls (design.md B3).
  *  - korigin_fire() may be called from any thread (normally the reactor)
  *    between a successful attach() and the return of detach().  The origin
  *    calls it with its own lock held; the core takes only its ready lock

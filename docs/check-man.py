@@ -51,7 +51,7 @@ EXTRA = {
 # Project pages a SEE ALSO may name; they must exist next to the page.
 PROJECT_PAGES = re.compile(r'^(kevent|kevent_ctl|kevent_get_events|libkevent|kevent-cuse)$')
 # Pages other engineers write: a missing one is a skip, not a failure.
-LATER_PAGES = {'kevent-cuse.8': 'written by the cuse-daemon engineer (issue 6)'}
+LATER_PAGES = {'kevent-cuse.8': 'written with the CUSE daemon'}
 
 
 class Tap:

@@ -825,7 +825,7 @@ static void start(const uint8_t *hdr)
 		kcore_uid_used(K.core, t, 0);
 }
 
-/* The end of every program: nothing may be left (issue 9, leak check). */
+/* The end of every program: nothing may be left (the leak check). */
 static void finish(void)
 {
 	struct kcore_counters cnt;

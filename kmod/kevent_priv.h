@@ -94,7 +94,7 @@ extern const struct file_operations kevent_fops;
 bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1);
 
 const struct kevent_origin *kevent_origin_get(u32 type);
-/* RULES B3: fd kinds whose poll could wait on a client-run server. */
+/* design.md B3: fd kinds whose poll could wait on a client-run server. */
 bool kevent_file_refused(struct file *f);
 
 extern const struct kevent_origin kevent_inode_origin;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libkevent-mmap.so: LD_PRELOAD shim that makes mmap() of a CUSE
- * /dev/kevent map the queue's ring (ARCHITECTURE.md section 4, RULES B6).
+ * /dev/kevent map the queue's ring (design.md section 4 and B6).
  *
  * CUSE has no mmap: the kernel answers ENODEV after its own checks (the
  * EACCES of a writable shared mapping of an O_RDONLY fd comes first, as

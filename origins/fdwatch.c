@@ -4,7 +4,7 @@
  * registered with EPOLLET on the reactor.  Readiness is checked with poll()
  * at ADD (ready: answered by ADD, not registered, take13) and again on every
  * edge the reactor sees, so a kevent re-fires only on new activity of its
- * source (RULES A6).  The duplicate is kept until detach (A7: the client's
+ * source (abi.md A6).  The duplicate is kept until detach (A7: the client's
  * close() changes nothing) and closed by the closer thread (B3).
  *
  * POLL:   ret_data[0] = revents & event (A8, D13); regular files are always

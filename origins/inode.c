@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KEVENT_INODE (project extension, A3): id.raw[0] = fd of a directory or a
- * regular file, open for reading (not O_PATH, RULES B8).
+ * regular file, open for reading (not O_PATH, design.md B8).
  *   CREATE: an entry was created in (or moved into) the directory;
  *   REMOVE: an entry was removed from (or moved out of) it.
  *   ret_data[0] = the bit that fired (& event).

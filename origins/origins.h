@@ -17,7 +17,7 @@
  * unregistered, so the core fails them per entry with -EINVAL.  It starts
  * the reactor thread (unless KORIGINS_NO_THREAD); closer threads, one per
  * uid and started on first use, close the duplicated client fds so that a
- * slow close never runs on the reactor or on a transport worker (RULES B3)
+ * slow close never runs on the reactor or on a transport worker (design.md B3)
  * and delays only its own uid (B7).
  *
  * korigins_stop() stops the threads and frees what the origins hold.  All

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KEVENT_TIMER (RULES A9): id.raw[0] = period in ms, first expiry one period
+ * KEVENT_TIMER (abi.md A9): id.raw[0] = period in ms, first expiry one period
  * after ADD, periodic while registered; the core stops a ONESHOT kevent by
  * returning 1 from korigin_fire().  ret_data[0] = CLOCK_MONOTONIC ms at the
  * expiry, truncated to 32 bits.  Expiries while the kevent is still ready

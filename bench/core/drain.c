@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Drain benchmark (issue 3): make 4095 kevents ready through the test
+ * Drain benchmark of the core: make 4095 kevents ready through the test
  * origin, then drain them with GET_EVENTS at batch 1, 64 and 4095.  The
  * baseline, measured in the same run and the same thread, is a bare
  * single-producer ring of 40-byte records: write 4095, read them back in

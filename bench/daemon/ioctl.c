@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench-daemon-ioctl (issue 6): the per-ioctl cost of kevent-cuse next to
+ * bench-daemon-ioctl: the per-ioctl cost of kevent-cuse next to
  * noop-cuse, a CUSE server making the same transfers and nothing else
  * (process_vm_readv of the wrapper and the entry, process_vm_writev of the
  * GET_EVENTS result).  Measured in one run, interleaved: KEVENT_IOC_CTL with
@@ -13,9 +13,14 @@
  * drained by GET_EVENTS at batch 1, 64 and 4095 (events/s, median of
  * DRAIN_ROUNDS); target: batch 64 delivers at least 30x batch 1.
  *
- * Runs in the guest as an --extra program on the CUSE backend:
- *   tests/vm/guest run --builddir build --backend cuse --filter 'none' \
- *       --extra build/bench/daemon/bench-daemon-ioctl
+ * Runs in the guest as an --extra program on the CUSE backend, next to one
+ * cheap client test (a --filter must match a test) and with two vCPUs, so
+ * the guest boots with clocksource=tsc (design.md C4); noop-cuse is taken
+ * from the directory of this program:
+ *   tests/vm/guest run --builddir build --backend cuse --smp 2 \
+ *       --filter 'get/max_zero*' --extra build/bench/daemon/bench-daemon-ioctl
+ * Its report is in the extra program's log:
+ * build/meson-logs/vm-guest/cuse/extra-bench-daemon-ioctl.log.
  * Exit 0 when it measured (a benchmark, not a test: a missed target is
  * printed, not failed), 77 off CUSE or without the process-memory path.
  */

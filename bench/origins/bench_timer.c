@@ -18,7 +18,7 @@
  * lateness = (read time - t0) mod 10 ms, at most 500 samples a run.
  *
  * Output: per case the median over the runs of p50 and p99 (µs) of both,
- * and the ratio of the p99s.  Target (issue 4): ratio <= 2.
+ * and the ratio of the p99s.  Target: ratio <= 2.
  *
  * Usage: bench-origins-timer [runs [samples [max_timers [min_timers]]]]
  */

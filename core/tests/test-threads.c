@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Concurrency (issue 3, item 5): several producer threads fire through the
+ * Concurrency: several producer threads fire through the
  * test origin while several consumers drain with blocking GET_EVENTS and a
  * churn thread adds and removes kevents; nothing may be lost or duplicated.
  * Normal mode: the worker thread completes the waiters.  Run under TSan in

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RULES B3 with a real FUSE server: files on a FUSE mount are refused by
+ * design.md B3 with a real FUSE server: files on a FUSE mount are refused by
  * every fd origin without any request reaching the server.  The server
  * counts its requests and, once the client has opened its files, stops
  * answering: an origin that stat()ed, statfs()ed or polled the file would

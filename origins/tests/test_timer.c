@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* KEVENT_TIMER through the recorder (RULES A9). */
+/* KEVENT_TIMER through the recorder (abi.md A9). */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>

@@ -3,7 +3,7 @@
 #
 # Backend "module" (sourced by runner.sh): kmod/kevent.ko.
 # Owner of the steps below: the kmod engineer may add checks here (e.g.
-# debugfs allocation counters that must read 0 before rmmod, RULES C6).
+# debugfs allocation counters that must read 0 before rmmod, design.md C6).
 # The runner fails the backend on BUG/WARNING/Oops/slab reports in dmesg.
 #
 # Hooks: backend_start DIR, backend_alive, backend_stop DIR; each returns
@@ -38,7 +38,7 @@ backend_alive() {
 }
 
 backend_stop() {
-	# RULES C6: every allocation counter reads 0 before rmmod.  fsnotify
+	# design.md C6: every allocation counter reads 0 before rmmod.  fsnotify
 	# frees marks from its own worker, so allow it a moment.
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 	for _ in 1 2 3 4 5 6 7 8 9 10; do

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RULES B3 through the device (an --extra program of the guest run, both
+ * design.md B3 through the device (an --extra program of the guest run, both
  * backends): a FUSE filesystem whose server stops answering once the client
  * has opened its files.  POLL, SOCKET and INODE kevents on those files must
  * fail per entry with -EINVAL, promptly, with no request reaching the

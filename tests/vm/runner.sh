@@ -5,7 +5,7 @@
 # $KV_BACKENDS: start it (tests/vm/backend-<name>.sh), run its self-test,
 # every client test and every --extra program, stop it, and check the
 # kernel log.  Everything the host reports comes from the files written
-# here into $KV_RESULTS/<backend>/ through 9p (RULES C3):
+# here into $KV_RESULTS/<backend>/ through 9p (design.md C3):
 #
 #   checks      one line per result, tab-separated: pass|fail|skip, name,
 #               reason; or "tap", program: "read <program>.tap here"
@@ -179,7 +179,7 @@ end_witness() {
 	esac
 }
 
-# Kernel complaints since the backend started fail it (RULES C6).
+# Kernel complaints since the backend started fail it (design.md C6).
 DMESG_BAD='BUG[: ]|WARNING:|Oops|general protection|Call Trace|Slab cache still has objects|Poison overwritten|Redzone|Object padding|Freepointer|UBSAN|refcount_t:|double free|list_add corruption|list_del corruption'
 check_dmesg() {
 	dmesg >"$DIR/dmesg.log" 2>&1
