@@ -150,6 +150,12 @@ void kqueue_set_notify(struct kqueue *q, void (*notify)(void *ctx), void *ctx)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void kqueue_set_transport(struct kqueue *q, const struct ktransport *t, void *file)
+{
+	q->t = t;
+	q->tfile = file;
+}
+
 /* ---- the kevent table: buckets in insertion order (oldest first, D6) ---- */
 
 static unsigned int key_hash(const struct ukevent *uk, unsigned int nbuckets)
@@ -286,13 +292,14 @@ static int rslots_reserve(struct kqueue *q, unsigned int need)
 
 /* ---- the ring (q->lock held) ---- */
 
-static void ring_write(struct kqueue *q, const struct kitem *k)
+/* Returns the slot's byte offset, or 0 when there is no ring. */
+static size_t ring_write(struct kqueue *q, const struct kitem *k)
 {
 	unsigned int slot = q->ring_idx;
 	struct mukevent *m;
 
 	if (!q->ring)
-		return;
+		return 0;
 	m = (struct mukevent *)((char *)q->ring + KEVENT_RING_SLOT_OFFSET(slot));
 	m->id = k->uk.id;
 	m->ret_flags = k->rflags;
@@ -300,12 +307,18 @@ static void ring_write(struct kqueue *q, const struct kitem *k)
 	q->ring_idx = (slot + 1) % KEVENT_MAX_EVENTS;
 	/* Readers acquire the index, then read the slots before it. */
 	__atomic_store_n((__u32 *)q->ring, q->ring_idx, __ATOMIC_RELEASE);
+	return KEVENT_RING_SLOT_OFFSET(slot);
 }
 
+/*
+ * What an enqueue leaves to do after q->lock is dropped: the transport's
+ * ring_written() (it may block, kcore.h), the notify, the scheduling.
+ */
 struct enqueue_effects {
 	void (*notify)(void *ctx);
 	void *notify_ctx;
 	bool schedule;
+	size_t ring_off;		/* 0: no ring slot written */
 };
 
 /*
@@ -340,7 +353,7 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 		fx->notify_ctx = q->notify_ctx;
 	}
 	atomic_fetch_add(&q->core->n_ready, 1);
-	ring_write(q, k);
+	fx->ring_off = ring_write(q, k);
 	fx->schedule = q->ready_num >= q->wait_min;
 	return stop;
 }
@@ -359,6 +372,8 @@ static int hold_locked(struct kitem *k, const struct korigin_result *res)
 
 static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
 {
+	if (fx->ring_off && q->t && q->t->ring_written)
+		q->t->ring_written(q->tfile, fx->ring_off, sizeof(struct mukevent));
 	if (fx->schedule)
 		kcore_schedule(q->core, q);
 	if (fx->notify)

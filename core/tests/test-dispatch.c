@@ -68,14 +68,14 @@ CORE_TEST(dispatch, A4_whole_call_checks_in_plan)
 	struct kdisp_plan p;
 
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
-	cr_assert_eq(p.in.addr, 0x1000);
-	cr_assert_eq(p.in.len, 3 * sizeof(struct ukevent));
-	cr_assert_eq(p.out.addr, 0x1000);
-	cr_assert_eq(p.out.len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.in[0].addr, 0x1000);
+	cr_assert_eq(p.in[0].len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.out[0].addr, 0x1000);
+	cr_assert_eq(p.out[0].len, 3 * sizeof(struct ukevent));
 	cr_assert_eq(p.reply_len, 0);
 	a.num = 0;
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
-	cr_assert_eq(p.in.len, 0, "num 0 reads nothing");
+	cr_assert_eq(p.nin, 0, "num 0 reads nothing");
 	a.num = 4096;
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL);
 	a.cmd = KEVENT_CTL_REMOVE;
@@ -115,10 +115,10 @@ CORE_TEST(dispatch, GET_EVENTS_plan_ranges)
 	struct kdisp_plan p;
 
 	cr_assert_eq(plan_raw(KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
-	cr_assert_eq(p.out.addr, 0x2000);
-	cr_assert_eq(p.out.len, 7 * sizeof(struct ukevent));
-	cr_assert_eq(p.in.addr, 0x2000, "the probe reads the output range first (D10)");
-	cr_assert_eq(p.in.len, p.out.len);
+	cr_assert_eq(p.out[0].addr, 0x2000);
+	cr_assert_eq(p.out[0].len, 7 * sizeof(struct ukevent));
+	cr_assert_eq(p.in[0].addr, 0x2000, "the probe reads the output range first (D10)");
+	cr_assert_eq(p.in[0].len, p.out[0].len);
 	cr_assert_eq(p.nr, KEVENT_IOC_NR_GET_EVENTS);
 }
 
