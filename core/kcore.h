@@ -37,10 +37,12 @@
  *    core lock held (it may block: a page-cache store can wait on a page
  *    lock an in-flight READ holds).  Calls for one queue may run
  *    concurrently and out of order, from origin threads (still inside
- *    korigin_fire(), so the origin's lock is held) or a control call's
- *    thread; the hook copies from the ring memory at call time, so the last
- *    call to return has copied every write before it.  Bound per queue
- *    with kqueue_set_transport().
+ *    korigin_fire(), so that origin's lock is held: the hook must not call
+ *    back into the core for this queue) or from a CTL's thread after it
+ *    dropped the control lock.  Several writes may come as one range.  The
+ *    hook copies from the ring memory at call time, so every write is
+ *    covered by a call that started after it.  Bound per queue with
+ *    kqueue_set_transport().
  *
  * Decisions taken by the core (binding for every transport):
  *  - Origins: korigin_register() fills one global table (call it at start,

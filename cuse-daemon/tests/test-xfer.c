@@ -139,6 +139,15 @@ Test(layout, every_vector_count_stays_small)
 	cr_assert_eq(l.nout, 2);
 }
 
+/* A retry data round for p whose in_buf (wrapper, then ranges) is in. */
+static void retry_loaded(struct kx_xfer *x, const struct kdisp_plan *p, size_t usize,
+			 const void *in, size_t len)
+{
+	kx_xfer_init(x, KX_PATH_RETRY, 0, 0x1000, usize);
+	cr_assert_eq(kx_xfer_set_plan(x, p), 0);
+	kx_xfer_load_retry(x, in, len);
+}
+
 static void fill(struct ukevent *u, unsigned int n, unsigned int base)
 {
 	memset(u, 0, n * UK);
@@ -283,9 +292,7 @@ Test(xfer, several_output_ranges_move_in_order)
 	cr_assert_eq(l.nout, 3);
 	cr_assert_eq(l.out_total, 84);
 	memset(in, 0, sizeof(in));
-	kx_xfer_init(&x, KX_PATH_RETRY, 0, 0x1000, 8);
-	cr_assert_eq(kx_xfer_set_plan(&x, &p), 0);
-	kx_xfer_load_retry(&x, in, sizeof(in));
+	retry_loaded(&x, &p, 8, in, sizeof(in));
 	cr_assert_eq(x.ua.write(x.ua.ctx, 0xa000 + 2, &b, 1), 0);
 	cr_assert_eq(x.ua.write(x.ua.ctx, 0xb000 + 2, &one, 4), -EFAULT, "beyond the range");
 	cr_assert_eq(x.ua.write(x.ua.ctx, 0xb000, &one, sizeof(one)), 0);
@@ -310,9 +317,7 @@ Test(xfer, retry_round_buffers_and_accessor)
 	fill(uk, 3, 100);
 	memset(in, 0, 16);
 	memcpy(in + 16, uk, sizeof(uk));
-	kx_xfer_init(&x, KX_PATH_RETRY, 0, 0x1000, 16);
-	cr_assert_eq(kx_xfer_set_plan(&x, &p), 0);
-	kx_xfer_load_retry(&x, in, sizeof(in));
+	retry_loaded(&x, &p, 16, in, sizeof(in));
 	cr_assert_eq(x.ua.read(x.ua.ctx, &got, 0x8000 + UK, UK), 0);
 	cr_assert_eq(got.id.raw[0], 101);
 	/* Outside what was fetched: a fault, never a read of anything else. */
@@ -344,9 +349,7 @@ Test(xfer, retry_out_keeps_untouched_entries)
 
 	fill(uk, 4, 50);
 	memcpy(in + 32, uk, sizeof(uk));
-	kx_xfer_init(&x, KX_PATH_RETRY, 0, 0x1000, 32);
-	cr_assert_eq(kx_xfer_set_plan(&x, &p), 0);
-	kx_xfer_load_retry(&x, in, sizeof(in));
+	retry_loaded(&x, &p, 32, in, sizeof(in));
 	memset(&w, 0xee, sizeof(w));
 	cr_assert_eq(x.ua.write(x.ua.ctx, 0x9000 + UK, &w, UK), 0);
 	cr_assert_eq(kx_xfer_retry_out(&x, 2, &out, &len), 0);
