@@ -39,10 +39,14 @@
  *    concurrently and out of order, from origin threads (still inside
  *    korigin_fire(), so that origin's lock is held: the hook must not call
  *    back into the core for this queue) or from a CTL's thread after it
- *    dropped the control lock.  Several writes may come as one range.  The
- *    hook copies from the ring memory at call time, so every write is
+ *    dropped the control lock.  Several writes may come as one range, and a
+ *    range may cover more than changed (writes across the wrap: the whole
+ *    ring).  The hook copies from the ring memory at call time, so every write is
  *    covered by a call that started after it.  Bound per queue with
  *    kqueue_set_transport().
+ *  - Readiness: kqueue_set_notify() (below), for poll wake-ups.
+ *  - A transport may have no retry path and no ring of its own: every
+ *    field and hook above is optional.
  *
  * Decisions taken by the core (binding for every transport):
  *  - Origins: korigin_register() fills one global table (call it at start,

@@ -374,10 +374,12 @@ int kx_xfer_start(struct kx_xfer *x, struct kx_paths *paths, const struct kx_rou
 		kx_xfer_init(x, KX_PATH_PVM, rd->tid, rd->arg, usize);
 		x->round = "1";
 		err = kx_pvm_read(rd->tid, x->hdr, rd->arg, usize);
-		if (err != -EPERM)
+		if (err != -EPERM || paths->no_retry)
 			return err;
 		if (!atomic_exchange(&paths->pvm_refused, 1))
 			kc_warn("process memory refused (EPERM, Yama ptrace_scope?): using the ioctl retry path");
+	} else if (paths->no_retry) {
+		return -EPERM;
 	}
 	kx_xfer_init(x, KX_PATH_RETRY, rd->tid, rd->arg, usize);
 	x->compat = rd->compat;

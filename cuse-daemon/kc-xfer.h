@@ -88,6 +88,7 @@ struct kx_buf {
 /* The daemon-wide path choice (B2, B4). */
 struct kx_paths {
 	int no_process_vm;		/* --no-process-vm */
+	int no_retry;			/* a front end without FUSE_IOCTL_RETRY */
 	atomic_int pvm_refused;		/* process memory said EPERM once */
 };
 
@@ -123,7 +124,9 @@ struct kx_xfer {
 /*
  * Pick the path and fetch the wrapper into x->hdr: 0, KX_ASK_HEADER with
  * *l filled, or -errno.  A process-memory EPERM switches the daemon to the
- * retry path for good and says so once (warn).
+ * retry path for good and says so once (warn); without a retry path
+ * (no_retry) it is the call's -EPERM, and so is a caller that process
+ * memory cannot reach.
  */
 int kx_xfer_start(struct kx_xfer *x, struct kx_paths *paths, const struct kx_round *rd,
 		  struct kx_layout *l);

@@ -232,6 +232,23 @@ Test(paths, process_memory_first_then_retry_for_good_after_eperm)
 	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), KX_ASK_HEADER);
 }
 
+Test(paths, a_front_end_without_retry_rounds_has_process_memory_or_eperm)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 2 };
+	struct kx_round rd = { .cmd = KEVENT_IOC_GET_EVENTS, .tid = getpid(), .arg = (uintptr_t)&a };
+	struct kx_paths paths = { .no_retry = 1 };
+	struct kx_layout l;
+	struct kx_xfer x;
+
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(x.path, KX_PATH_PVM);
+	rd.tid = 0;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), -EPERM, "never a retry round");
+	rd.tid = getpid();
+	paths.no_process_vm = 1;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), -EPERM);
+}
+
 Test(paths, retry_load_asks_for_the_data_round_then_runs)
 {
 	struct ukevent uk[2];
