@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tid -> tgid mapping and the file-table check (RULES B2). */
+/* tid -> tgid mapping and the file-table check (design.md B2, origins/caller.c). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
