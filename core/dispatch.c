@@ -3,7 +3,9 @@
  * The two-phase ioctl dispatcher shared by every transport.  kdisp_plan()
  * validates the wrapper struct (A1, D24) and the whole-call limits (A4,
  * D25) on the header alone and names the user ranges phase 2 touches;
- * kdisp_execute() runs the call through a struct kuaccess.
+ * kdisp_execute() runs the call through a struct kuaccess.  What the
+ * transport limits or adds (kcore.h, THE TRANSPORT CONTRACT) arrives in
+ * the plan's struct kdisp_ctx and is applied here, nowhere else.
  * No locks of its own: queue.c takes them.
  */
 #include <errno.h>
