@@ -38,7 +38,9 @@
  *    lock an in-flight READ holds).  Calls for one queue may run
  *    concurrently and out of order, from origin threads (still inside
  *    korigin_fire(), so that origin's lock is held: the hook must not call
- *    back into the core for this queue) or from a CTL's thread after it
+ *    back into the core for this queue, and a store that can wait long
+ *    stalls that origin, so such a transport hands it to a thread of its
+ *    own and wakes pollers after it) or from a CTL's thread after it
  *    dropped the control lock.  Several writes may come as one range, and a
  *    range may cover more than changed (writes across the wrap: the whole
  *    ring).  The hook copies from the ring memory at call time, so every write is
