@@ -3,7 +3,9 @@
  * The two-phase ioctl dispatcher shared by every transport.  kdisp_plan()
  * validates the wrapper struct (A1, D24) and the whole-call limits (A4,
  * D25) on the header alone and names the user ranges phase 2 touches;
- * kdisp_execute() runs the call through a struct kuaccess.
+ * kdisp_execute() runs the call through a struct kuaccess.  What the
+ * transport limits or adds (kcore.h, THE TRANSPORT CONTRACT) arrives in
+ * the plan's struct kdisp_ctx and is applied here, nowhere else.
  * No locks of its own: queue.c takes them.
  */
 #include <errno.h>
@@ -60,6 +62,30 @@ static int copy_struct_in(void *dst, size_t ksize, const void *src, size_t usize
 	return 0;
 }
 
+/* min(the core's limit, the call's path limit); 0 means "none". */
+static __u32 limit_of(__u32 core_max, __u32 path_max)
+{
+	if (!core_max)
+		core_max = KEVENT_MAX_EVENTS - 1;
+	return path_max && path_max < core_max ? path_max : core_max;
+}
+
+static __u32 max_ctl_of(const struct kqueue *q, const struct kdisp_ctx *ctx)
+{
+	return limit_of(q->core->cfg.max_ctl_num, ctx ? ctx->max_ctl_num : 0);
+}
+
+static __u32 max_get_of(const struct kqueue *q, const struct kdisp_ctx *ctx)
+{
+	return limit_of(q->core->cfg.max_get_nr, ctx ? ctx->max_get_nr : 0);
+}
+
+static void plan_add(struct kdisp_range *v, unsigned int *n, __u64 addr, __u64 len)
+{
+	if (len)
+		v[(*n)++] = (struct kdisp_range){ addr, len };
+}
+
 static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 {
 	const struct kevent_ctl_arg *a = &plan->arg.ctl;
@@ -72,18 +98,21 @@ static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 		return 0;
 	if (a->cmd == KEVENT_CTL_ADD ? have + a->num >= KEVENT_MAX_EVENTS : a->num > have)
 		return -EINVAL;
-	if (a->num > q->core->cfg.max_ctl_num)
+	if (a->num > max_ctl_of(q, plan->ctx))
 		return -E2BIG;
-	plan->in = (struct kdisp_range){ a->events, len };
-	plan->out = plan->in;
+	plan_add(plan->in, &plan->nin, a->events, len);
+	plan_add(plan->out, &plan->nout, a->events, len);
 	return 0;
 }
 
 static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
 {
 	struct kevent_get_events_arg *a = &plan->arg.get;
-	unsigned int max = q->core->cfg.max_get_nr;
+	unsigned int max = max_get_of(q, plan->ctx);
+	__u64 len;
 
+	if (plan->ctx && plan->ctx->nonblock)
+		a->ioc_flags |= KEVENT_GET_NONBLOCK;	/* A11 */
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
 	if (a->min_nr > a->max_nr)
@@ -93,9 +122,10 @@ static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
 		a->max_nr = max;
 	if (a->min_nr > a->max_nr)
 		a->min_nr = a->max_nr;
-	plan->out = (struct kdisp_range){ a->events, (__u64)a->max_nr * sizeof(struct ukevent) };
+	len = (__u64)a->max_nr * sizeof(struct ukevent);
 	/* The probe of D10 reads what it will write. */
-	plan->in = plan->out;
+	plan_add(plan->in, &plan->nin, a->events, len);
+	plan_add(plan->out, &plan->nout, a->events, len);
 	return 0;
 }
 
@@ -118,8 +148,25 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 	return 0;
 }
 
+/* Commands a transport or the configuration may switch off: -ENOTTY. */
+static bool cmd_offered(const struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int nr)
+{
+	if (nr == KEVENT_IOC_NR_RING_SHM)
+		return ctx && ctx->t && ctx->t->ring_shm;
+	if (nr == KEVENT_IOC_NR_FAULT)
+		return q->core->cfg.fault_inject;
+	return true;
+}
+
 int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_len,
 	       const struct kcaller *caller, struct kdisp_plan *plan)
+{
+	return kdisp_plan_ctx(q, NULL, cmd, arg, arg_len, caller, plan);
+}
+
+int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int cmd,
+		   const void *arg, size_t arg_len, const struct kcaller *caller,
+		   struct kdisp_plan *plan)
 {
 	unsigned int nr = _IOC_NR(cmd);
 	size_t usize = _IOC_SIZE(cmd);
@@ -127,14 +174,14 @@ int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_l
 	int err;
 
 	memset(plan, 0, sizeof(*plan));
+	plan->ctx = ctx;
 	plan->cmd = cmd;
 	plan->nr = nr;
 	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC ||
 	    nr >= sizeof(kdisp_cmds) / sizeof(kdisp_cmds[0]))
 		return -ENOTTY;
 	c = &kdisp_cmds[nr];
-	if (_IOC_DIR(cmd) != c->dir || nr == KEVENT_IOC_NR_RING_SHM ||
-	    (nr == KEVENT_IOC_NR_FAULT && !q->core->cfg.fault_inject))
+	if (_IOC_DIR(cmd) != c->dir || !cmd_offered(q, ctx, nr))
 		return -ENOTTY;
 	if (usize < c->ver0)
 		return -EINVAL;
@@ -165,6 +212,7 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 			const struct kcaller *caller, void *reply)
 {
 	const struct kcore_config *cfg = &q->core->cfg;
+	const struct kdisp_ctx *ctx = plan->ctx;
 	struct kevent_info info;
 	size_t n = plan->reply_len < sizeof(info) ? plan->reply_len : sizeof(info);
 
@@ -172,8 +220,9 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 	info.size = (__u32)n;
 	info.abi_revision = KEVENT_ABI_REVISION;
 	info.backend = cfg->backend;
-	info.features = cfg->features | KEVENT_FEAT_STRICT |
-			(cfg->fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0);
+	info.features = cfg->features | (ctx ? ctx->features : 0) | KEVENT_FEAT_STRICT |
+			(cfg->fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0) |
+			(cmd_offered(q, ctx, KEVENT_IOC_NR_RING_SHM) ? KEVENT_FEAT_RING_SHM : 0);
 	info.ukevent_size = sizeof(struct ukevent);
 	info.mukevent_size = sizeof(struct mukevent);
 	info.ring_page_size = KEVENT_RING_PAGE_SIZE;
@@ -181,12 +230,34 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 	info.ring_pages = KEVENT_RING_PAGES;
 	info.ring_slots = KEVENT_MAX_EVENTS;
 	info.max_kevents = KEVENT_MAX_EVENTS - 1;
-	info.max_ctl_num = cfg->max_ctl_num;
-	info.max_get_nr = cfg->max_get_nr;
+	info.max_ctl_num = max_ctl_of(q, ctx);
+	info.max_get_nr = max_get_of(q, ctx);
 	kqueue_fill_info(q, caller, &info);
 	/* copy_struct_to_user: a larger caller struct gets a zero tail. */
 	memset(reply, 0, plan->reply_len);
 	memcpy(reply, &info, n);
+	return 0;
+}
+
+/* The transport names the ring; the core fills size and the zero tail. */
+static int execute_ring_shm(const struct kdisp_plan *plan, const struct kcaller *caller,
+			    void *reply)
+{
+	const struct kdisp_ctx *ctx = plan->ctx;
+	struct kevent_ring_shm s;
+	size_t n = plan->reply_len < sizeof(s) ? plan->reply_len : sizeof(s);
+	int err;
+
+	memset(&s, 0, sizeof(s));
+	err = ctx->t->ring_shm(ctx->file, caller, &s);
+	if (err)
+		return err;
+	s.size = (__u32)n;
+	s.flags = 0;
+	s.length = KEVENT_RING_SIZE;
+	s.path[sizeof(s.path) - 1] = '\0';
+	memset(reply, 0, plan->reply_len);
+	memcpy(reply, &s, n);
 	return 0;
 }
 
@@ -197,6 +268,8 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 	switch (plan->nr) {
 	case KEVENT_IOC_NR_INFO:
 		return execute_info(q, plan, caller, reply);
+	case KEVENT_IOC_NR_RING_SHM:
+		return execute_ring_shm(plan, caller, reply);
 	case KEVENT_IOC_NR_CTL:
 		return kqueue_ctl(q, &plan->arg.ctl, caller, ua);
 	case KEVENT_IOC_NR_GET_EVENTS:

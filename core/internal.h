@@ -97,6 +97,9 @@ struct kqueue {
 	unsigned int wait_min;		/* smallest min_nr parked; UINT_MAX none */
 	void (*notify)(void *ctx);
 	void *notify_ctx;
+	const struct ktransport *t;	/* set before use; read-only after */
+	void *tfile;
+	size_t ring_lo, ring_hi;	/* ring bytes not yet told to t (hi 0: none) */
 
 	struct klist work_node;		/* core->work, under core->lock */
 	bool work_pending;		/* under core->lock */

@@ -5,30 +5,66 @@
  *
  * Errors are -errno.  The one positive sentinel is KDISP_PARKED.
  *
+ * THE TRANSPORT CONTRACT.  A transport (the CUSE daemon, a FUSE-file front
+ * end, a test) owns the file and moves the caller's memory; the core owns
+ * the ABI.  Everything a transport may limit or add for one call is in one
+ * struct kdisp_ctx, handed to kdisp_plan_ctx() and kept by the plan for
+ * kdisp_execute(); a transport never edits the caller's wrapper bytes or a
+ * reply after the fact.  NULL (kdisp_plan()) means "no transport limits"
+ * (in-process users: tests, the fuzzer, benchmarks).
+ *  - Limits: ctx->max_ctl_num / max_get_nr are the most entries the path
+ *    this call takes can move (0: no limit of its own).  The core applies
+ *    min(ctx, kcore_config): a CTL above it fails whole with -E2BIG after the
+ *    -EINVAL checks (design.md B4), a GET_EVENTS max_nr/min_nr above it is
+ *    clamped (D12, a legal short return), and INFO reports it.
+ *  - O_NONBLOCK: ctx->nonblock joins KEVENT_GET_NONBLOCK to GET_EVENTS'
+ *    ioc_flags (A11).
+ *  - INFO: features = kcore_config.features | ctx->features (the bits that
+ *    depend on the caller: PROCESS_VM or RETRY_PATH, FD_ORIGINS) | STRICT
+ *    (SET_ABI's strict mode) | FAULT_INJECT when on | RING_SHM when the
+ *    transport has a ring_shm hook.  backend from kcore_config;
+ *    supported_types = the types with an origin; limits[] = the caps of
+ *    kcore_config.caps and the caller's uid's use; live_* = the counters.
+ *  - KEVENT_IOC_RING_SHM is validated like every command (direction, size
+ *    against KEVENT_RING_SHM_SIZE_VER0 and KEVENT_IOC_ARG_MAX); then
+ *    ktransport.ring_shm names the ring (path; it may refuse with
+ *    -errno) and the core fills size, flags and length and copies it out
+ *    with a zero tail.  Without the hook it is -ENOTTY, as in the module.
+ *  - Ranges: a plan names up to KDISP_RANGES user ranges phase 2 reads
+ *    (in[]) and writes (out[]); a transport moves them generically.
+ *  - Ring: ktransport.ring_written(file, off, len) runs after the core wrote
+ *    ring bytes [off, off + len) and the index word (bytes [0, 4)), with no
+ *    core lock held (it may block: a page-cache store can wait on a page
+ *    lock an in-flight READ holds).  Calls for one queue may run
+ *    concurrently and out of order, from origin threads (still inside
+ *    korigin_fire(), so that origin's lock is held: the hook must not call
+ *    back into the core for this queue, and a store that can wait long
+ *    stalls that origin, so such a transport hands it to a thread of its
+ *    own and wakes pollers after it) or from a CTL's thread after it
+ *    dropped the control lock.  Several writes may come as one range, and a
+ *    range may cover more than changed (writes across the wrap: the whole
+ *    ring).  The hook copies from the ring memory at call time, so every write is
+ *    covered by a call that started after it.  Bound per queue with
+ *    kqueue_set_transport().
+ *  - Readiness: kqueue_set_notify() (below), for poll wake-ups.
+ *  - A transport may have no retry path and no ring of its own: every
+ *    field and hook above is optional.
+ *
  * Decisions taken by the core (binding for every transport):
  *  - Origins: korigin_register() fills one global table (call it at start,
  *    before kcore_new()).  kcore_config.origins[] overrides it per core;
  *    tests install core/test-origin.h that way.  A type with no origin, or
  *    type >= KEVENT_MAX, fails that ADD entry with -EINVAL (A3).
- *  - INFO: backend and features from kcore_config (the core adds
- *    KEVENT_FEAT_STRICT: it implements SET_ABI's strict mode);
- *    max_ctl_num/max_get_nr from kcore_config (0 means 4095);
- *    supported_types = the types with an origin; limits[] = the caps of
- *    kcore_config.caps and the caller's uid's use; live_* = the counters.
- *  - KEVENT_IOC_RING_SHM: -ENOTTY from the core; the CUSE daemon answers it
- *    before calling kdisp_plan().
  *  - SET_ABI: only before the first CTL on the queue (any CTL that passed
  *    kdisp_plan counts, num = 0 too), -EBUSY after; revision must be
  *    KEVENT_ABI_REVISION, flags within KEVENT_ABI_FLAGS, __reserved 0,
  *    else -EINVAL.  KEVENT_ABI_STRICT: unknown req_flags bits fail that ADD
  *    or MODIFY entry with -EINVAL.
- *  - GET_EVENTS and O_NONBLOCK: a transport ORs KEVENT_GET_NONBLOCK into
- *    plan->arg.get.ioc_flags for a file opened O_NONBLOCK (A11).
  *  - kdisp_plan() reads the queue's kevent count without its lock for the
  *    whole-call checks; kdisp_execute() repeats them under the control lock.
  *  - User memory: ua->read/write may run with the queue's control lock held
  *    and, for a parked waiter, on the core's worker thread.  A transport
- *    whose user memory can block (RULES B3) gives a ua over private buffers
+ *    whose user memory can block (design.md B3) gives a ua over private buffers
  *    and copies to the client in complete().
  *  - GET_EVENTS copy faults (D10): the n entries about to be copied are read
  *    through ua and written back unchanged first (a probe: the plan's in
@@ -57,7 +93,7 @@
  *    GET_EVENTS caller (-EAGAIN); RUNNING through kcore_running_enter().
  *  - notify() runs on the thread of korigin_fire(), with that origin's
  *    lock held (but no core lock): it must only signal, never block.
- *  - liburcu and RULES C5: the core itself uses no liburcu.  Where RCU
+ *  - liburcu and design.md C5: the core itself uses no liburcu.  Where RCU
  *    would go, the origin -> queue hand-off needs no protection because
  *    detach() guarantees no fire is running (queue.c LOCKING), and the
  *    per-uid lookup many threads read walks insert-only chains published
@@ -81,9 +117,9 @@ struct kwaiter;	/* a parked GET_EVENTS */
 
 struct kcore_config {
 	__u32 backend;		/* KEVENT_BACKEND_* that INFO reports */
-	__u32 features;		/* KEVENT_FEAT_* the transport provides */
-	__u32 max_ctl_num;	/* largest CTL batch the transport moves (4095, B4: 3276) */
-	__u32 max_get_nr;	/* largest GET_EVENTS batch it moves */
+	__u32 features;		/* KEVENT_FEAT_* every caller of this core gets */
+	__u32 max_ctl_num;	/* largest CTL batch (0: 4095); kdisp_ctx may lower it */
+	__u32 max_get_nr;	/* largest GET_EVENTS batch (0: 4095) */
 	__u32 caps[KEVENT_LIMIT_NR];	/* per-uid caps (B7); 0: no cap */
 	/*
 	 * Deterministic mode (tests, fuzzer): no background thread at all;
@@ -164,6 +200,30 @@ unsigned int kqueue_poll(struct kqueue *q);
 /* Called (from any thread, no core lock held) each time a kevent becomes ready (D32). */
 void kqueue_set_notify(struct kqueue *q, void (*notify)(void *ctx), void *ctx);
 
+/* What a transport adds to the core; static, shared by all its files. */
+struct ktransport {
+	/* KEVENT_IOC_RING_SHM: fill reply->path (the rest is the core's); 0 or -errno. */
+	int (*ring_shm)(void *file, const struct kcaller *caller, struct kevent_ring_shm *reply);
+	/* Ring bytes [off, off + len) and the index word changed; no core lock held. */
+	void (*ring_written)(void *file, size_t off, size_t len);
+};
+
+/*
+ * Bind q to its transport: file is the transport's per-open state, passed
+ * to t's hooks.  Call before the queue is used (no lock protects it).
+ */
+void kqueue_set_transport(struct kqueue *q, const struct ktransport *t, void *file);
+
+/* One call as its transport sees it (see THE TRANSPORT CONTRACT above). */
+struct kdisp_ctx {
+	const struct ktransport *t;	/* NULL: no hooks */
+	void *file;			/* t's per-open state */
+	__u32 max_ctl_num;		/* this call's path moves at most this many; 0: no limit */
+	__u32 max_get_nr;
+	__u32 features;			/* KEVENT_FEAT_* for this caller (path, FD_ORIGINS) */
+	int nonblock;			/* the open file has O_NONBLOCK (A11) */
+};
+
 /* User memory of the caller: process memory, a fetched buffer, or simulated. */
 struct kuaccess {
 	int (*read)(void *ctx, void *dst, __u64 uaddr, size_t len);		/* 0 or -EFAULT */
@@ -182,7 +242,10 @@ struct kdisp_range {
 	__u64 len;
 };
 
+#define KDISP_RANGES 4
+
 struct kdisp_plan {
+	const struct kdisp_ctx *ctx;	/* from kdisp_plan_ctx(); must outlive execute */
 	unsigned int cmd;
 	unsigned int nr;		/* _IOC_NR(cmd) */
 	union {
@@ -191,11 +254,21 @@ struct kdisp_plan {
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;
 	} arg;				/* normalised: zero-extended to our size */
-	struct kdisp_range in;		/* user bytes phase 2 reads (len 0: none) */
-	struct kdisp_range out;		/* user bytes phase 2 writes */
+	/*
+	 * User bytes phase 2 reads (in) and writes (out), each non-empty, in
+	 * the order the call touches them.  A range may appear in both.
+	 */
+	struct kdisp_range in[KDISP_RANGES];
+	unsigned int nin;
+	struct kdisp_range out[KDISP_RANGES];
+	unsigned int nout;
 	size_t reply_len;		/* wrapper bytes to copy back (INFO, RING_SHM) */
 };
 
+int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int cmd,
+		   const void *arg, size_t arg_len, const struct kcaller *caller,
+		   struct kdisp_plan *plan);
+/* No transport limits or hooks (in-process users). */
 int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_len,
 	       const struct kcaller *caller, struct kdisp_plan *plan);
 

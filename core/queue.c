@@ -11,12 +11,14 @@
  *     kdisp_plan), the waiter list and ctl_seen/dead/abi_flags.  Origin
  *     attach/modify/detach and user-memory access run under it.
  *  2. origin locks (origin.h): korigin_fire() arrives holding one.
- *  3. q->lock, the ready lock: the ready FIFO, ready_num, the ring, kitem
- *     flags and pending results (also a fire held while attach() runs,
- *     KITEM_ATTACHING/HELD, D3), kitem req_flags, wait_min and notify.
+ *  3. q->lock, the ready lock: the ready FIFO, ready_num, the ring and its
+ *     dirty range (ring_flush), kitem flags and pending results (also a
+ *     fire held while attach() runs, KITEM_ATTACHING/HELD, D3), kitem
+ *     req_flags, wait_min and notify.
  *     Nothing blocking and no callback runs under it.
  *  4. core->lock (core.c): deadline heap and work list.
- * notify() and complete() are called with none of these held.
+ * notify() and complete() are called with none of these held, and so is
+ * the transport's ring_written() (ring_flush).
  *
  * Lifetimes: a kitem is freed only under q->ctl after detach(), which
  * (origin.h) guarantees no korigin_fire() on it is running or will start,
@@ -148,6 +150,12 @@ void kqueue_set_notify(struct kqueue *q, void (*notify)(void *ctx), void *ctx)
 	q->notify = notify;
 	q->notify_ctx = ctx;
 	pthread_mutex_unlock(&q->lock);
+}
+
+void kqueue_set_transport(struct kqueue *q, const struct ktransport *t, void *file)
+{
+	q->t = t;
+	q->tfile = file;
 }
 
 /* ---- the kevent table: buckets in insertion order (oldest first, D6) ---- */
@@ -286,13 +294,14 @@ static int rslots_reserve(struct kqueue *q, unsigned int need)
 
 /* ---- the ring (q->lock held) ---- */
 
-static void ring_write(struct kqueue *q, const struct kitem *k)
+/* Returns the slot's byte offset, or 0 when there is no ring. */
+static size_t ring_write(struct kqueue *q, const struct kitem *k)
 {
 	unsigned int slot = q->ring_idx;
 	struct mukevent *m;
 
 	if (!q->ring)
-		return;
+		return 0;
 	m = (struct mukevent *)((char *)q->ring + KEVENT_RING_SLOT_OFFSET(slot));
 	m->id = k->uk.id;
 	m->ret_flags = k->rflags;
@@ -300,12 +309,55 @@ static void ring_write(struct kqueue *q, const struct kitem *k)
 	q->ring_idx = (slot + 1) % KEVENT_MAX_EVENTS;
 	/* Readers acquire the index, then read the slots before it. */
 	__atomic_store_n((__u32 *)q->ring, q->ring_idx, __ATOMIC_RELEASE);
+	return KEVENT_RING_SLOT_OFFSET(slot);
 }
 
+/*
+ * The transport's ring_written() may block (kcore.h), so it never runs
+ * under a core lock: a ring write marks its bytes dirty under q->lock and
+ * whoever holds no core lock next tells the transport.  A fire on an
+ * origin thread does it right after; a fire inside a control call (a held
+ * fire let go after attach(), an origin firing from modify()) holds
+ * q->ctl, so kqueue_ctl() does it after dropping q->ctl.
+ */
+static _Thread_local const struct kqueue *ring_in_ctl;
+
+static bool ring_hooked(const struct kqueue *q)
+{
+	return q->ring && q->t && q->t->ring_written;
+}
+
+/* q->lock held: bytes [off, off + len) and the index word changed. */
+static void ring_dirty_locked(struct kqueue *q, size_t off, size_t len)
+{
+	if (!q->ring_hi || off < q->ring_lo)
+		q->ring_lo = off;
+	if (off + len > q->ring_hi)
+		q->ring_hi = off + len;
+}
+
+/* No core lock held: tell the transport what was written since last time. */
+static void ring_flush(struct kqueue *q)
+{
+	size_t lo, hi;
+
+	if (!ring_hooked(q))
+		return;
+	pthread_mutex_lock(&q->lock);
+	lo = q->ring_lo;
+	hi = q->ring_hi;
+	q->ring_lo = q->ring_hi = 0;
+	pthread_mutex_unlock(&q->lock);
+	if (hi)
+		q->t->ring_written(q->tfile, lo, hi - lo);
+}
+
+/* What an enqueue leaves to do after q->lock is dropped. */
 struct enqueue_effects {
 	void (*notify)(void *ctx);
 	void *notify_ctx;
 	bool schedule;
+	bool ring;			/* ring bytes to tell the transport */
 };
 
 /*
@@ -319,6 +371,7 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 {
 	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
 	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+	size_t off;
 
 	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
 	k->rdata[0] = res->ret_data[0];
@@ -340,7 +393,11 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 		fx->notify_ctx = q->notify_ctx;
 	}
 	atomic_fetch_add(&q->core->n_ready, 1);
-	ring_write(q, k);
+	off = ring_write(q, k);
+	if (off && ring_hooked(q)) {
+		ring_dirty_locked(q, off, sizeof(struct mukevent));
+		fx->ring = true;
+	}
 	fx->schedule = q->ready_num >= q->wait_min;
 	return stop;
 }
@@ -359,6 +416,8 @@ static int hold_locked(struct kitem *k, const struct korigin_result *res)
 
 static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
 {
+	if (fx->ring && ring_in_ctl != q)
+		ring_flush(q);
 	if (fx->schedule)
 		kcore_schedule(q->core, q);
 	if (fx->notify)
@@ -1052,9 +1111,12 @@ int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
+	ring_in_ctl = q;
 	ret = ctl_locked(q, arg, caller, ua);
 	serve_waiters_locked(q, &done);
+	ring_in_ctl = NULL;
 	pthread_mutex_unlock(&q->ctl);
+	ring_flush(q);
 	complete_done(&done);
 	return ret;
 }

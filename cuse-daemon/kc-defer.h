@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-uid lanes for work that may block on something a client controls
- * (RULES B3): writing a parked call's results into its memory can wait on
+ * (design.md B3): writing a parked call's results into its memory can wait on
  * a userfaultfd or FUSE-backed page of that client.  Such work never runs
  * on the core's worker or the reactor; it runs on the lane of the uid it
  * is for, so a stalled client stalls only its own uid's completions.

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "kc-log.h"
 #include "kc-xfer.h"
 
 static int kx_range_ok(const struct kx_iov *r)
@@ -34,31 +35,57 @@ static int kx_same_range(const struct kdisp_range *a, const struct kdisp_range *
 	return a->addr == b->addr && a->len == b->len;
 }
 
+/* The distinct ranges of plan, read ones first, each once. */
+static unsigned int kx_distinct(const struct kdisp_plan *plan, struct kx_buf *b)
+{
+	unsigned int n = 0, i, k;
+
+	for (i = 0; i < plan->nin + plan->nout; i++) {
+		int w = i >= plan->nin;
+		const struct kdisp_range *r = w ? &plan->out[i - plan->nin] : &plan->in[i];
+
+		for (k = 0; k < n && !kx_same_range(&b[k].r, r); k++)
+			;
+		if (k == n)
+			b[n++] = (struct kx_buf){ .r = *r };
+		if (w)
+			b[k].write = 1;
+		else
+			b[k].read = 1;
+	}
+	return n;
+}
+
 int kx_layout_data(struct kx_layout *l, __u64 arg, size_t usize, const struct kdisp_plan *plan)
 {
-	const struct kdisp_range *in = &plan->in, *out = &plan->out;
+	struct kx_buf b[KX_BUFS];
+	unsigned int n = kx_distinct(plan, b), i;
 
 	memset(l, 0, sizeof(*l));
 	kx_push(l->in, &l->nin, &l->in_total, arg, usize);
-	if (in->len)
-		kx_push(l->in, &l->nin, &l->in_total, in->addr, in->len);
-	if (out->len && !kx_same_range(in, out))
-		kx_push(l->in, &l->nin, &l->in_total, out->addr, out->len);
+	for (i = 0; i < n; i++)
+		kx_push(l->in, &l->nin, &l->in_total, b[i].r.addr, b[i].r.len);
 	if (plan->reply_len)
 		kx_push(l->out, &l->nout, &l->out_total, arg, usize);
-	if (out->len)
-		kx_push(l->out, &l->nout, &l->out_total, out->addr, out->len);
+	for (i = 0; i < plan->nout; i++)
+		kx_push(l->out, &l->nout, &l->out_total, plan->out[i].addr, plan->out[i].len);
 	if (l->in_total > KX_RETRY_DIR_MAX || l->out_total > KX_RETRY_DIR_MAX)
 		return -E2BIG;
 	return 0;
 }
 
+static int kx_below_4g(const struct kdisp_range *r)
+{
+	return r->addr <= UINT32_MAX && r->len <= (1ULL << 32) - r->addr;
+}
+
 int kx_plan_compat_ok(const struct kdisp_plan *plan)
 {
-	const struct kdisp_range *r[2] = { &plan->in, &plan->out };
-
-	for (int i = 0; i < 2; i++)
-		if (r[i]->len && (r[i]->addr > UINT32_MAX || r[i]->len > (1ULL << 32) - r[i]->addr))
+	for (unsigned int i = 0; i < plan->nin; i++)
+		if (!kx_below_4g(&plan->in[i]))
+			return -EFAULT;
+	for (unsigned int i = 0; i < plan->nout; i++)
+		if (!kx_below_4g(&plan->out[i]))
 			return -EFAULT;
 	return 0;
 }
@@ -66,24 +93,6 @@ int kx_plan_compat_ok(const struct kdisp_plan *plan)
 int kx_layout_matches(const struct kx_layout *l, size_t in_bufsz, size_t out_bufsz)
 {
 	return l->in_total == in_bufsz && l->out_total == out_bufsz;
-}
-
-void kx_fix_header(unsigned int cmd, void *hdr, size_t usize, int nonblock, __u32 max_nr)
-{
-	struct kevent_get_events_arg a;
-
-	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC || _IOC_NR(cmd) != KEVENT_IOC_NR_GET_EVENTS ||
-	    usize < KEVENT_GET_EVENTS_ARG_SIZE_VER0)
-		return;
-	memcpy(&a, hdr, sizeof(a));
-	if (nonblock)
-		a.ioc_flags |= KEVENT_GET_NONBLOCK;
-	if (a.min_nr <= a.max_nr && a.max_nr > max_nr) {
-		a.max_nr = max_nr;
-		if (a.min_nr > max_nr)
-			a.min_nr = max_nr;
-	}
-	memcpy(hdr, &a, sizeof(a));
 }
 
 /* ---- the accessor the core sees: private buffers only ---- */
@@ -96,47 +105,52 @@ static int kx_within(const struct kdisp_range *r, __u64 uaddr, size_t len, size_
 	return 1;
 }
 
+/* The buffer holding [uaddr, uaddr + len); with w, only one the core may write. */
+static struct kx_buf *kx_find(struct kx_xfer *x, __u64 uaddr, size_t len, int w, size_t *off)
+{
+	for (unsigned int i = 0; i < x->nbuf; i++)
+		if ((!w || x->buf[i].write) && x->buf[i].mem &&
+		    kx_within(&x->buf[i].r, uaddr, len, off))
+			return &x->buf[i];
+	return NULL;
+}
+
 static int kx_ua_read(void *ctx, void *dst, __u64 uaddr, size_t len)
 {
 	struct kx_xfer *x = ctx;
+	struct kx_buf *b;
 	size_t off;
 
-	if (kx_within(&x->plan.in, uaddr, len, &off) && x->inbuf) {
-		memcpy(dst, x->inbuf + off, len);
+	if (!len)
 		return 0;
-	}
-	if (kx_within(&x->plan.out, uaddr, len, &off) && x->outbuf) {
-		memcpy(dst, x->outbuf + off, len);
-		return 0;
-	}
-	return len ? -EFAULT : 0;
+	b = kx_find(x, uaddr, len, 0, &off);
+	if (!b)
+		return -EFAULT;
+	memcpy(dst, b->mem + off, len);
+	return 0;
 }
 
 static int kx_ua_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 {
 	struct kx_xfer *x = ctx;
+	struct kx_buf *b;
 	size_t off;
 
 	if (!len)
 		return 0;
-	if (!x->outbuf || !kx_within(&x->plan.out, uaddr, len, &off))
+	b = kx_find(x, uaddr, len, 1, &off);
+	if (!b)
 		return -EFAULT;
-	memcpy(x->outbuf + off, src, len);
-	if (off + len > x->out_hi)
-		x->out_hi = off + len;
-	x->out_written = 1;
+	memcpy(b->mem + off, src, len);
+	if (off + len > b->hi)
+		b->hi = off + len;
+	b->written = 1;
 	return 0;
 }
 
 void kx_xfer_init(struct kx_xfer *x, enum kx_path path, pid_t tid, __u64 arg, size_t usize)
 {
-	/* hdr is filled by the caller; everything else starts empty. */
-	memset(x, 0, offsetof(struct kx_xfer, hdr));
-	memset(x->reply, 0, sizeof(x->reply));
-	x->inbuf = NULL;
-	x->outbuf = NULL;
-	x->out_hi = 0;
-	x->out_written = 0;
+	memset(x, 0, sizeof(*x));
 	x->path = path;
 	x->tid = tid;
 	x->arg = arg;
@@ -146,49 +160,46 @@ void kx_xfer_init(struct kx_xfer *x, enum kx_path path, pid_t tid, __u64 arg, si
 	x->ua.ctx = x;
 }
 
+static int kx_ranges_ok(const struct kdisp_range *r, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!kx_range_ok(&(struct kx_iov){ r[i].addr, r[i].len }))
+			return 0;
+	return 1;
+}
+
 int kx_xfer_set_plan(struct kx_xfer *x, const struct kdisp_plan *plan)
 {
-	struct kx_iov in = { plan->in.addr, plan->in.len };
-	struct kx_iov out = { plan->out.addr, plan->out.len };
-
-	if (!kx_range_ok(&in) || !kx_range_ok(&out) || plan->reply_len > sizeof(x->reply))
+	if (!kx_ranges_ok(plan->in, plan->nin) || !kx_ranges_ok(plan->out, plan->nout) ||
+	    plan->reply_len > sizeof(x->reply))
 		return -EFAULT;
 	kx_xfer_free(x);
 	x->plan = *plan;
-	if (in.len && !(x->inbuf = malloc(in.len)))
-		return -ENOMEM;
-	if (out.len && !(x->outbuf = calloc(1, out.len)))
-		return -ENOMEM;
+	x->nbuf = kx_distinct(plan, x->buf);
+	for (unsigned int i = 0; i < x->nbuf; i++)
+		if (!(x->buf[i].mem = calloc(1, x->buf[i].r.len)))
+			return -ENOMEM;
 	return 0;
 }
 
 void kx_xfer_free(struct kx_xfer *x)
 {
-	free(x->inbuf);
-	free(x->outbuf);
-	x->inbuf = NULL;
-	x->outbuf = NULL;
-	x->out_hi = 0;
-	x->out_written = 0;
+	for (unsigned int i = 0; i < x->nbuf; i++)
+		free(x->buf[i].mem);
+	memset(x->buf, 0, sizeof(x->buf));
+	x->nbuf = 0;
 }
 
 void kx_xfer_load_retry(struct kx_xfer *x, const void *in_buf, size_t in_bufsz)
 {
 	const unsigned char *p = (const unsigned char *)in_buf + x->usize;
-	const struct kdisp_range *in = &x->plan.in, *out = &x->plan.out;
 
 	/* The caller checked in_bufsz against kx_layout_data for this plan. */
 	(void)in_bufsz;
-	if (in->len) {
-		memcpy(x->inbuf, p, in->len);
-		p += in->len;
+	for (unsigned int i = 0; i < x->nbuf; i++) {
+		memcpy(x->buf[i].mem, p, x->buf[i].r.len);
+		p += x->buf[i].r.len;
 	}
-	if (!out->len)
-		return;
-	if (kx_same_range(in, out))
-		memcpy(x->outbuf, x->inbuf, out->len);
-	else
-		memcpy(x->outbuf, p, out->len);
 }
 
 int kx_pvm_read(pid_t tid, void *dst, __u64 addr, size_t len)
@@ -221,18 +232,14 @@ ssize_t kx_pvm_write(pid_t tid, __u64 addr, const void *src, size_t len)
 
 int kx_xfer_load_pvm(struct kx_xfer *x)
 {
-	const struct kdisp_range *in = &x->plan.in, *out = &x->plan.out;
-	int err;
+	/* Reading the output ranges too makes an unmapped buffer fail now. */
+	for (unsigned int i = 0; i < x->nbuf; i++) {
+		int err = kx_pvm_read(x->tid, x->buf[i].mem, x->buf[i].r.addr, x->buf[i].r.len);
 
-	err = kx_pvm_read(x->tid, x->inbuf, in->addr, in->len);
-	if (err || !out->len)
-		return err;
-	if (kx_same_range(in, out)) {
-		memcpy(x->outbuf, x->inbuf, out->len);
-		return 0;
+		if (err)
+			return err;
 	}
-	/* Reading the output range first makes an unmapped buffer fail now. */
-	return kx_pvm_read(x->tid, x->outbuf, out->addr, out->len);
+	return 0;
 }
 
 static int kx_is_get_events(const struct kx_xfer *x)
@@ -242,39 +249,188 @@ static int kx_is_get_events(const struct kx_xfer *x)
 
 int kx_xfer_flush_pvm(struct kx_xfer *x, int result)
 {
-	ssize_t n;
-
 	if (result < 0)
 		return result;
 	if (x->plan.reply_len && kx_pvm_write(x->tid, x->arg, x->reply, x->usize) != (ssize_t)x->usize)
 		return -EFAULT;
-	if (!x->out_written)
-		return result;
-	n = kx_pvm_write(x->tid, x->plan.out.addr, x->outbuf, x->out_hi);
-	if (n == (ssize_t)x->out_hi)
-		return result;
-	if (!kx_is_get_events(x))
-		return -EFAULT;
-	/* D10: the entries that arrived count; none at all is a fault. */
-	n = n > 0 ? n / (ssize_t)sizeof(struct ukevent) : 0;
-	return n > 0 ? (int)n : -EFAULT;
+	for (unsigned int i = 0; i < x->nbuf; i++) {
+		struct kx_buf *b = &x->buf[i];
+		ssize_t n;
+
+		if (!b->written)
+			continue;
+		n = kx_pvm_write(x->tid, b->r.addr, b->mem, b->hi);
+		if (n == (ssize_t)b->hi)
+			continue;
+		if (!kx_is_get_events(x))
+			return -EFAULT;
+		/* D10: the entries that arrived count; none at all is a fault. */
+		n = n > 0 ? n / (ssize_t)sizeof(struct ukevent) : 0;
+		return n > 0 ? (int)n : -EFAULT;
+	}
+	return result;
 }
 
+/* The private copy of plan.out[i]. */
+static struct kx_buf *kx_out_buf(struct kx_xfer *x, unsigned int i)
+{
+	size_t off;
+
+	return kx_find(x, x->plan.out[i].addr, x->plan.out[i].len, 1, &off);
+}
+
+/*
+ * The retry reply fills the out iovecs in order: every output range up to
+ * the last one written, that one up to its written prefix.
+ */
 int kx_xfer_retry_out(struct kx_xfer *x, int result, void **buf, size_t *len)
 {
-	size_t rl = x->plan.reply_len ? x->usize : 0;
-	size_t ol = result >= 0 && x->out_written ? x->out_hi : 0;
+	size_t rl = x->plan.reply_len ? x->usize : 0, ol = 0;
+	unsigned int last = 0, i;
+	unsigned char *p;
 
 	*buf = NULL;
 	*len = 0;
-	if (result < 0 || (!rl && !ol))
+	if (result < 0)
+		return 0;
+	for (i = 0; i < x->plan.nout; i++)
+		if (kx_out_buf(x, i)->written)
+			last = i + 1;
+	for (i = 0; i < last; i++)
+		ol += i + 1 < last ? x->plan.out[i].len : kx_out_buf(x, i)->hi;
+	if (!rl && !ol)
 		return 0;
 	*buf = malloc(rl + ol);
 	if (!*buf)
 		return -ENOMEM;
 	memcpy(*buf, x->reply, rl);
-	if (ol)
-		memcpy((unsigned char *)*buf + rl, x->outbuf, ol);
+	p = (unsigned char *)*buf + rl;
+	for (i = 0; i < last; i++) {
+		struct kx_buf *b = kx_out_buf(x, i);
+		size_t n = i + 1 < last ? x->plan.out[i].len : b->hi;
+
+		memcpy(p, b->mem, n);
+		p += n;
+	}
 	*len = rl + ol;
 	return 0;
+}
+
+const void *kx_xfer_written(const struct kx_xfer *x, size_t *len)
+{
+	for (unsigned int i = 0; i < x->nbuf; i++)
+		if (x->buf[i].written) {
+			*len = x->buf[i].hi;
+			return x->buf[i].mem;
+		}
+	*len = 0;
+	return NULL;
+}
+
+/* ---- the path choice and the flow ---- */
+
+/* B4: the entries one retry direction holds beside a wrapper of usize bytes. */
+static __u32 kx_retry_max_nr(size_t usize)
+{
+	__u32 n = (__u32)((KX_RETRY_DIR_MAX - usize) / sizeof(struct ukevent));
+
+	return n < KX_RETRY_MAX_NR ? n : KX_RETRY_MAX_NR;
+}
+
+_Static_assert((KX_RETRY_DIR_MAX - KEVENT_GET_EVENTS_ARG_SIZE_VER0) / sizeof(struct ukevent) ==
+	       KX_RETRY_MAX_NR, "B4: 3276 entries beside a VER0 wrapper");
+
+void kx_xfer_ctx(const struct kx_xfer *x, unsigned int cmd, struct kdisp_ctx *ctx)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	/* An array call's own wrapper counts; INFO reports the VER0 case. */
+	size_t usize = nr == KEVENT_IOC_NR_CTL || nr == KEVENT_IOC_NR_GET_EVENTS ?
+		       x->usize : KEVENT_GET_EVENTS_ARG_SIZE_VER0;
+
+	if (x->path == KX_PATH_PVM) {
+		ctx->max_ctl_num = ctx->max_get_nr = KX_PVM_MAX_NR;
+		ctx->features |= KEVENT_FEAT_PROCESS_VM;
+	} else {
+		ctx->max_ctl_num = ctx->max_get_nr = kx_retry_max_nr(usize);
+		ctx->features |= KEVENT_FEAT_RETRY_PATH;
+	}
+}
+
+static int kx_pvm_allowed(struct kx_paths *paths, const struct kx_round *rd)
+{
+	/* A fresh request (no data yet) tries process memory first (B2). */
+	return !rd->in_bufsz && !rd->out_bufsz && rd->tid && !paths->no_process_vm &&
+	       !atomic_load(&paths->pvm_refused);
+}
+
+int kx_xfer_start(struct kx_xfer *x, struct kx_paths *paths, const struct kx_round *rd,
+		  struct kx_layout *l)
+{
+	size_t usize = _IOC_SIZE(rd->cmd);
+
+	if (kx_pvm_allowed(paths, rd)) {
+		int err;
+
+		kx_xfer_init(x, KX_PATH_PVM, rd->tid, rd->arg, usize);
+		x->round = "1";
+		err = kx_pvm_read(rd->tid, x->hdr, rd->arg, usize);
+		if (err != -EPERM || paths->no_retry)
+			return err;
+		if (!atomic_exchange(&paths->pvm_refused, 1))
+			kc_warn("process memory refused (EPERM, Yama ptrace_scope?): using the ioctl retry path");
+	} else if (paths->no_retry) {
+		return -EPERM;
+	}
+	kx_xfer_init(x, KX_PATH_RETRY, rd->tid, rd->arg, usize);
+	x->compat = rd->compat;
+	if (rd->in_bufsz < usize) {
+		kx_layout_header(l, rd->arg, usize, _IOC_DIR(rd->cmd) & _IOC_READ);
+		return KX_ASK_HEADER;
+	}
+	x->round = rd->in_bufsz == usize ? "header" : "data";
+	memcpy(x->hdr, rd->in_buf, usize);
+	return 0;
+}
+
+int kx_xfer_load(struct kx_xfer *x, const struct kdisp_plan *plan, const struct kx_round *rd,
+		 struct kx_layout *l)
+{
+	int err = kx_xfer_set_plan(x, plan);
+
+	if (err)
+		return err;
+	if (x->path == KX_PATH_PVM)
+		return kx_xfer_load_pvm(x);
+	if (x->compat) {
+		err = kx_plan_compat_ok(&x->plan);
+		if (err)
+			return err;
+	}
+	err = kx_layout_data(l, x->arg, x->usize, &x->plan);
+	if (err)
+		return err;
+	if (!kx_layout_matches(l, rd->in_bufsz, rd->out_bufsz))
+		return KX_ASK;
+	kx_xfer_load_retry(x, rd->in_buf, rd->in_bufsz);
+	return 0;
+}
+
+int kx_xfer_may_block(const struct kx_xfer *x)
+{
+	return x->path == KX_PATH_PVM;
+}
+
+int kx_xfer_finish(struct kx_xfer *x, int result, void **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	if (x->path == KX_PATH_PVM)
+		return kx_xfer_flush_pvm(x, result);
+	if (result >= 0) {
+		int err = kx_xfer_retry_out(x, result, buf, len);
+
+		if (err)
+			return err;
+	}
+	return result;
 }

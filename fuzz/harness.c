@@ -164,8 +164,9 @@ static int ua_write(void *ctx, __u64 a, const void *src, size_t len)
 static void ua_set(struct kf_ua *u, const struct kdisp_plan *p, const char *who)
 {
 	u->ua = (struct kuaccess){ ua_read, ua_write, u };
-	u->in = p->in;
-	u->out = p->out;
+	/* The core plans at most one range per direction today. */
+	u->in = p->nin ? p->in[0] : (struct kdisp_range){ 0, 0 };
+	u->out = p->nout ? p->out[0] : (struct kdisp_range){ 0, 0 };
 	u->who = who;
 }
 

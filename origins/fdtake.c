@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/kcmp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "caller.h"
 #include "internal.h"
 
 #ifndef SYS_pidfd_open
@@ -39,38 +39,6 @@ static void kfd_proc_path(char *buf, size_t len, pid_t pid, const char *what, in
 		snprintf(buf, len, "/proc/%d/%s/%d", (int)pid, what, fd);
 	else
 		snprintf(buf, len, "/proc/self/%s/%d", what, fd);
-}
-
-static pid_t kfd_tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	FILE *f;
-	int tgid = -ESRCH;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
-/* The caller's thread group, refusing a thread with a file table of its own. */
-static pid_t kfd_caller_tgid(const struct kcaller *caller)
-{
-	pid_t tgid = caller->tgid;
-
-	if (!tgid && caller->tid)
-		tgid = kfd_tgid_of(caller->tid);
-	if (tgid <= 0)
-		return -EPERM;	/* invisible in our pid namespace (B2) */
-	if (caller->tid && caller->tid != tgid &&
-	    syscall(SYS_kcmp, tgid, caller->tid, KCMP_FILES, 0, 0) != 0)
-		return -EPERM;
-	return tgid;
 }
 
 /* fdinfo: open flags and mount id. */
@@ -213,7 +181,7 @@ static int kfd_getfd(pid_t tgid, int fd)
 int kfd_take(const struct kcaller *caller, int fd, struct kfd_info *info)
 {
 	struct kfd_info again;
-	pid_t tgid = kfd_caller_tgid(caller);
+	pid_t tgid = kcaller_files_tgid(caller);
 	int dup, err;
 
 	if (tgid < 0)

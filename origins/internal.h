@@ -45,7 +45,7 @@ int kreactor_add(int fd, uint32_t events, uint64_t data);
 int kreactor_mod(int fd, uint32_t events, uint64_t data);
 void kreactor_del(int fd);
 int kreactor_running(void);	/* origins started (attach allowed)? */
-/* pthread_create with every signal blocked in the new thread. */
+/* pthread_create with every signal blocked in the new thread (lanes.c). */
 int korigins_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* Closer threads, one per uid (closer.c). */

@@ -9,7 +9,6 @@
  * most for one handler.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -122,22 +121,6 @@ static void *kreactor_thread(void *arg)
 	while (!atomic_load(&kr.stopping))
 		kreactor_round(-1);
 	return NULL;
-}
-
-/*
- * Our threads take no signals: the daemon's handlers (SIGTERM, SIGINT) must
- * run on its own threads, and an EINTR would only cost a reactor round.
- */
-int korigins_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(th, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
 }
 
 int korigins_run(int timeout_ms)

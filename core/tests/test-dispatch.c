@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The dispatcher: A1/D24 wrapper strictness, plan ranges, INFO, RING_SHM. */
+/* The dispatcher: A1/D24 wrapper strictness, plan ranges, INFO, the transport contract. */
 #include "helpers.h"
 
 struct fixture F;
@@ -68,14 +68,14 @@ CORE_TEST(dispatch, A4_whole_call_checks_in_plan)
 	struct kdisp_plan p;
 
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
-	cr_assert_eq(p.in.addr, 0x1000);
-	cr_assert_eq(p.in.len, 3 * sizeof(struct ukevent));
-	cr_assert_eq(p.out.addr, 0x1000);
-	cr_assert_eq(p.out.len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.in[0].addr, 0x1000);
+	cr_assert_eq(p.in[0].len, 3 * sizeof(struct ukevent));
+	cr_assert_eq(p.out[0].addr, 0x1000);
+	cr_assert_eq(p.out[0].len, 3 * sizeof(struct ukevent));
 	cr_assert_eq(p.reply_len, 0);
 	a.num = 0;
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
-	cr_assert_eq(p.in.len, 0, "num 0 reads nothing");
+	cr_assert_eq(p.nin, 0, "num 0 reads nothing");
 	a.num = 4096;
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL);
 	a.cmd = KEVENT_CTL_REMOVE;
@@ -115,10 +115,10 @@ CORE_TEST(dispatch, GET_EVENTS_plan_ranges)
 	struct kdisp_plan p;
 
 	cr_assert_eq(plan_raw(KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
-	cr_assert_eq(p.out.addr, 0x2000);
-	cr_assert_eq(p.out.len, 7 * sizeof(struct ukevent));
-	cr_assert_eq(p.in.addr, 0x2000, "the probe reads the output range first (D10)");
-	cr_assert_eq(p.in.len, p.out.len);
+	cr_assert_eq(p.out[0].addr, 0x2000);
+	cr_assert_eq(p.out[0].len, 7 * sizeof(struct ukevent));
+	cr_assert_eq(p.in[0].addr, 0x2000, "the probe reads the output range first (D10)");
+	cr_assert_eq(p.in[0].len, p.out[0].len);
 	cr_assert_eq(p.nr, KEVENT_IOC_NR_GET_EVENTS);
 }
 
@@ -218,4 +218,208 @@ CORE_TEST(dispatch, FAULT_answers_only_when_enabled)
 	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, &f, sizeof(f), &p), -EINVAL, "reserved");
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_FAULT, 8), &f, 8, &p), -EINVAL,
 		     "short wrapper");
+}
+
+/* ---- the transport contract (kcore.h): struct kdisp_ctx and struct ktransport ---- */
+
+#include <stdio.h>
+
+#include "internal.h"	/* q->lock, q->ctl: the ring hook must run without them */
+
+TestSuite(transport, .init = fx_setup, .fini = fx_teardown);
+
+static struct {
+	int shm_calls, shm_err;
+	int ring_calls, ring_locked;
+	size_t ring_off, ring_len;
+	void *file;
+} T;
+
+static int t_ring_shm(void *file, const struct kcaller *caller, struct kevent_ring_shm *reply)
+{
+	T.shm_calls++;
+	T.file = file;
+	if (T.shm_err)
+		return T.shm_err;
+	snprintf(reply->path, sizeof(reply->path), "/dev/shm/test-ring-%u", (unsigned int)caller->uid);
+	return 0;
+}
+
+static void t_ring_written(void *file, size_t off, size_t len)
+{
+	T.ring_calls++;
+	T.file = file;
+	T.ring_off = off;
+	T.ring_len = len;
+	/* No core lock may be held: a transport's page-cache store can block. */
+	if (pthread_mutex_trylock(&F.q->lock))
+		T.ring_locked++;
+	else
+		pthread_mutex_unlock(&F.q->lock);
+	if (pthread_mutex_trylock(&F.q->ctl))
+		T.ring_locked++;
+	else
+		pthread_mutex_unlock(&F.q->ctl);
+}
+
+static const struct ktransport t_ops = { .ring_shm = t_ring_shm, .ring_written = t_ring_written };
+static const struct ktransport t_bare = { 0 };
+
+/* The retry path of the CUSE daemon: 3276 entries (design.md B4). */
+static struct kdisp_ctx retry_ctx(const struct ktransport *t)
+{
+	return (struct kdisp_ctx){ .t = t, .file = &T, .max_ctl_num = 3276, .max_get_nr = 3276,
+				   .features = KEVENT_FEAT_RETRY_PATH };
+}
+
+static int plan_ctx(const struct kdisp_ctx *ctx, unsigned int cmd, const void *arg, size_t len,
+		    struct kdisp_plan *p)
+{
+	return kdisp_plan_ctx(F.q, ctx, cmd, arg, len, &F.me, p);
+}
+
+CORE_TEST(transport, ctl_above_the_path_limit_is_e2big_after_einval)
+{
+	struct kdisp_ctx ctx = retry_ctx(NULL);
+	struct kevent_ctl_arg a = { KEVENT_CTL_ADD, 3277, 0x1000 };
+	struct kdisp_plan p;
+
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_CTL, &a, sizeof(a), &p), -E2BIG);
+	a.num = 3276;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
+	cr_assert_eq(p.ctx, &ctx);
+	a.num = 4096;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL,
+		     "take13's checks come first");
+	a.cmd = KEVENT_CTL_REMOVE;
+	a.num = 3277;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_CTL, &a, sizeof(a), &p), -EINVAL,
+		     "more than registered");
+	/* No transport: the core's own 4095. */
+	a.cmd = KEVENT_CTL_ADD;
+	cr_assert_eq(plan_ctx(NULL, KEVENT_IOC_CTL, &a, sizeof(a), &p), 0);
+}
+
+CORE_TEST(transport, get_events_clamps_to_the_path_limit_and_takes_o_nonblock)
+{
+	struct kdisp_ctx ctx = retry_ctx(NULL);
+	struct kevent_get_events_arg g = { .min_nr = 4000, .max_nr = 4095, .events = 0x2000 };
+	struct kdisp_plan p;
+
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
+	cr_assert_eq(p.arg.get.max_nr, 3276, "D12: a legal short return");
+	cr_assert_eq(p.arg.get.min_nr, 3276);
+	cr_assert_eq(p.out[0].len, 3276 * sizeof(struct ukevent));
+	cr_assert_eq(p.arg.get.ioc_flags, 0);
+	g.min_nr = 10;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
+	cr_assert_eq(p.arg.get.min_nr, 10);
+	g.min_nr = 4095;
+	g.max_nr = 4000;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), -EINVAL,
+		     "min_nr > max_nr is refused before any clamp");
+	/* A11: the open file's O_NONBLOCK joins ioc_flags. */
+	ctx.nonblock = 1;
+	g.min_nr = 1;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_GET_EVENTS, &g, sizeof(g), &p), 0);
+	cr_assert_eq(p.arg.get.ioc_flags, KEVENT_GET_NONBLOCK);
+	{
+		/* The caller's own wrapper bytes are never edited. */
+		cr_assert_eq(g.ioc_flags, 0);
+		cr_assert_eq(g.max_nr, 4000);
+	}
+}
+
+CORE_TEST(transport, info_fields_come_from_the_transport)
+{
+	struct kdisp_ctx ctx = retry_ctx(&t_ops);
+	struct kevent_info info;
+	struct kdisp_plan p;
+
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_INFO, NULL, 0, &p), 0);
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
+	cr_assert_eq(info.max_ctl_num, 3276);
+	cr_assert_eq(info.max_get_nr, 3276);
+	cr_assert_eq(info.features & (KEVENT_FEAT_RETRY_PATH | KEVENT_FEAT_PROCESS_VM),
+		     KEVENT_FEAT_RETRY_PATH);
+	cr_assert(info.features & KEVENT_FEAT_RING_SHM, "a ring_shm hook answers RING_SHM");
+	cr_assert(info.features & KEVENT_FEAT_STRICT);
+	cr_assert_eq(info.features & KEVENT_FEAT_FD_ORIGINS, 0);
+	ctx = (struct kdisp_ctx){ .t = &t_bare,
+				  .features = KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_FD_ORIGINS };
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_INFO, NULL, 0, &p), 0);
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
+	cr_assert_eq(info.max_ctl_num, KEVENT_MAX_EVENTS - 1, "0: no limit of the path's own");
+	cr_assert_eq(info.features & (KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_FD_ORIGINS |
+				      KEVENT_FEAT_RING_SHM),
+		     KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_FD_ORIGINS);
+}
+
+CORE_TEST(transport, ring_shm_is_validated_by_the_core_then_asks_the_hook)
+{
+	struct kdisp_ctx ctx = retry_ctx(&t_ops), bare = retry_ctx(&t_bare);
+	unsigned char reply[200];
+	struct kevent_ring_shm *s = (void *)reply;
+	struct kdisp_plan p;
+
+	memset(&T, 0, sizeof(T));
+	cr_assert_eq(plan_ctx(&bare, KEVENT_IOC_RING_SHM, NULL, 0, &p), -ENOTTY,
+		     "no hook: as the module");
+	cr_assert_eq(plan_ctx(NULL, KEVENT_IOC_RING_SHM, NULL, 0, &p), -ENOTTY);
+	cr_assert_eq(plan_ctx(&ctx, IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_RING_SHM, 128), reply, 128,
+			      &p), -ENOTTY, "wrong direction");
+	cr_assert_eq(plan_ctx(&ctx, IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_RING_SHM, 0), NULL, 0, &p),
+		     -EINVAL);
+	cr_assert_eq(plan_ctx(&ctx, IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_RING_SHM, 127), NULL, 0, &p),
+		     -EINVAL);
+	cr_assert_eq(plan_ctx(&ctx, IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_RING_SHM, 2048), NULL, 0, &p),
+		     -E2BIG);
+	cr_assert_eq(T.shm_calls, 0, "nothing asked before the checks pass");
+	/* A larger caller struct: the core fills size and length, zeroes the tail. */
+	cr_assert_eq(plan_ctx(&ctx, IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_RING_SHM, 200), NULL, 0, &p),
+		     0);
+	cr_assert_eq(p.reply_len, 200);
+	cr_assert_eq(p.nin + p.nout, 0);
+	memset(reply, 0xaa, sizeof(reply));
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, reply, NULL, NULL), 0);
+	cr_assert_eq(T.shm_calls, 1);
+	cr_assert_eq(T.file, &T);
+	cr_assert_eq(s->size, sizeof(*s));
+	cr_assert_eq(s->flags, 0);
+	cr_assert_eq(s->length, KEVENT_RING_SIZE);
+	cr_assert_eq(strcmp(s->path, "/dev/shm/test-ring-1000"), 0);
+	cr_assert_eq(reply[128], 0);
+	cr_assert_eq(reply[199], 0);
+	/* The hook's refusal is the call's. */
+	T.shm_err = -ENOMEM;
+	cr_assert_eq(plan_ctx(&ctx, KEVENT_IOC_RING_SHM, NULL, 0, &p), 0);
+	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, reply, NULL, NULL), -ENOMEM);
+}
+
+CORE_TEST(transport, ring_written_runs_outside_every_core_lock)
+{
+	__u32 idx;
+
+	memset(&T, 0, sizeof(T));
+	kqueue_set_transport(F.q, &t_ops, &T);
+	fx_add_n(1, 2, 0);
+	cr_assert_eq(T.ring_calls, 0, "nothing ready yet");
+	cr_assert_eq(ktest_fire(1, 5), 1);
+	cr_assert_eq(T.ring_calls, 1);
+	cr_assert_eq(T.ring_locked, 0, "called with q->lock and q->ctl free");
+	cr_assert_eq(T.file, &T);
+	cr_assert_eq(T.ring_off, KEVENT_RING_SLOT_OFFSET(0));
+	cr_assert_eq(T.ring_len, sizeof(struct mukevent));
+	cr_assert_eq(ktest_fire(2, 5), 1);
+	cr_assert_eq(T.ring_calls, 2);
+	cr_assert_eq(T.ring_off, KEVENT_RING_SLOT_OFFSET(1));
+	idx = ring_index(F.ring);
+	cr_assert_eq(idx, 2, "the index the hook was told about");
+	cr_assert_eq(ring_slot(F.ring, 1)->id.raw[0], 2);
+	/* A fire while the kevent is inside attach(): the hook runs after attach. */
+	F.uk[0] = uk_make(KEVENT_TIMER, 9, KEVENT_TIMER_FIRED | KTEST_FIRE_IN_ATTACH, 0, 9);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 1, F.uk), 0);
+	cr_assert_eq(T.ring_calls, 3);
+	cr_assert_eq(T.ring_locked, 0);
+	cr_assert_eq(T.ring_off, KEVENT_RING_SLOT_OFFSET(2));
 }

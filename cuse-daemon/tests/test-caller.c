@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tid -> tgid mapping and the file-table check (RULES B2). */
+/* tid -> tgid mapping and the file-table check (design.md B2, origins/caller.c). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caller.h"
 #include "kc-caller.h"
 
 struct thr {
@@ -48,7 +49,7 @@ static void thr_stop(struct thr *t, pthread_t th)
 
 Test(caller, leader_maps_to_itself)
 {
-	cr_assert_eq(kc_tgid_of(getpid()), getpid());
+	cr_assert_eq(kcaller_tgid_of(getpid()), getpid());
 }
 
 Test(caller, thread_maps_to_leader)
@@ -57,8 +58,8 @@ Test(caller, thread_maps_to_leader)
 	pthread_t th = thr_start(&t, 0);
 
 	cr_assert_neq(t.tid, getpid());
-	cr_assert_eq(kc_tgid_of(t.tid), getpid());
-	cr_assert_eq(kc_same_files(getpid(), t.tid), 1);
+	cr_assert_eq(kcaller_tgid_of(t.tid), getpid());
+	cr_assert_eq(kcaller_same_files(getpid(), t.tid), 1);
 	thr_stop(&t, th);
 }
 
@@ -67,8 +68,18 @@ Test(caller, thread_with_own_file_table_is_told_apart)
 	struct thr t;
 	pthread_t th = thr_start(&t, 1);
 
-	cr_assert_eq(kc_tgid_of(t.tid), getpid());
-	cr_assert_eq(kc_same_files(getpid(), t.tid), 0);
+	cr_assert_eq(kcaller_tgid_of(t.tid), getpid());
+	cr_assert_eq(kcaller_same_files(getpid(), t.tid), 0);
+	{
+		/* B2: such a thread's fds are not its group's: no fd origins. */
+		struct kcaller c = { .tid = t.tid };
+
+		cr_assert_eq(kcaller_files_tgid(&c), -EPERM);
+		c.tid = getpid();
+		cr_assert_eq(kcaller_files_tgid(&c), getpid());
+		c.tid = 0;
+		cr_assert_eq(kcaller_files_tgid(&c), -EPERM, "invisible in our pid namespace");
+	}
 	thr_stop(&t, th);
 }
 
@@ -81,9 +92,9 @@ Test(caller, gone_or_invalid)
 	cr_assert_gt(child, 0);
 	waitpid(child, NULL, 0);
 	/* Reaped: the id is free (reuse within the test is not plausible). */
-	cr_assert_eq(kc_tgid_of(child), -ESRCH);
-	cr_assert_eq(kc_tgid_of(0), -ESRCH);
-	cr_assert_eq(kc_tgid_of(-5), -ESRCH);
+	cr_assert_eq(kcaller_tgid_of(child), -ESRCH);
+	cr_assert_eq(kcaller_tgid_of(0), -ESRCH);
+	cr_assert_eq(kcaller_tgid_of(-5), -ESRCH);
 }
 
 Test(caller, fill)
@@ -95,7 +106,7 @@ Test(caller, fill)
 	kc_caller_fill(&c, 1000, 100, t.tid);
 	cr_assert_eq(c.tid, t.tid);
 	cr_assert_eq(c.tgid, 0, "tgid is looked up only where needed");
-	cr_assert_eq(kc_caller_tgid(&c), getpid());
+	cr_assert_eq(kcaller_files_tgid(&c), getpid());
 	cr_assert_eq(c.uid, 1000);
 	cr_assert_eq(c.gid, 100);
 	thr_stop(&t, th);
@@ -104,5 +115,5 @@ Test(caller, fill)
 	kc_caller_fill(&c, 1000, 100, 0);
 	cr_assert_eq(c.tid, 0);
 	cr_assert_eq(c.tgid, 0);
-	cr_assert_eq(kc_caller_tgid(&c), 0);
+	cr_assert_eq(kcaller_files_tgid(&c), -EPERM, "B2: no fd origins");
 }

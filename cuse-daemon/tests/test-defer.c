@@ -2,6 +2,7 @@
 /* Per-uid lanes: a blocked uid does not hold up another; stop drains. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -51,4 +52,33 @@ Test(defer, refused_after_stop)
 	cr_assert_eq(atomic_load(&n), 1);
 	cr_assert_lt(kc_defer(5, quick_job, &n), 0);
 	cr_assert_eq(atomic_load(&n), 1);
+}
+
+static sigset_t lane_mask;
+static atomic_int masked;
+
+static void mask_job(void *arg)
+{
+	pthread_sigmask(SIG_BLOCK, NULL, &lane_mask);
+	atomic_store(&masked, 1);
+}
+
+/* design.md B3: a process-directed SIGTERM must reach the daemon's own threads. */
+Test(defer, lanes_block_every_signal)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	kc_defer_init();
+	cr_assert_eq(kc_defer(7, mask_job, NULL), 0);
+	kc_defer_stop();
+	cr_assert_eq(atomic_load(&masked), 1);
+	cr_assert(sigismember(&lane_mask, SIGTERM));
+	cr_assert(sigismember(&lane_mask, SIGINT));
+	cr_assert(sigismember(&lane_mask, SIGHUP));
+	cr_assert(sigismember(&lane_mask, SIGUSR1));
+	/* The caller's own mask is left as it was. */
+	pthread_sigmask(SIG_BLOCK, NULL, &none);
+	cr_assert(!sigismember(&none, SIGTERM));
 }

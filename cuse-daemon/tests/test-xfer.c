@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Retry-round planning, header fixes and the private-buffer accessor. */
+/* Retry-round planning, the path choice and its limits, the private-buffer accessor. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>
@@ -18,8 +18,9 @@ static struct kdisp_plan ctl_plan(__u64 ev, unsigned int num)
 	memset(&p, 0, sizeof(p));
 	p.cmd = KEVENT_IOC_CTL;
 	p.nr = KEVENT_IOC_NR_CTL;
-	p.in = (struct kdisp_range){ ev, (__u64)num * UK };
-	p.out = p.in;
+	p.in[0] = (struct kdisp_range){ ev, (__u64)num * UK };
+	p.out[0] = p.in[0];
+	p.nin = p.nout = 1;
 	return p;
 }
 
@@ -30,7 +31,8 @@ static struct kdisp_plan get_plan(__u64 ev, unsigned int max)
 	memset(&p, 0, sizeof(p));
 	p.cmd = KEVENT_IOC_GET_EVENTS;
 	p.nr = KEVENT_IOC_NR_GET_EVENTS;
-	p.out = (struct kdisp_range){ ev, (__u64)max * UK };
+	p.out[0] = (struct kdisp_range){ ev, (__u64)max * UK };
+	p.nout = 1;
 	return p;
 }
 
@@ -128,7 +130,8 @@ Test(layout, every_vector_count_stays_small)
 	struct kdisp_plan p = get_plan(0x9000, 10);
 	struct kx_layout l;
 
-	p.in = (struct kdisp_range){ 0x7000, 80 };
+	p.in[0] = (struct kdisp_range){ 0x7000, 80 };
+	p.nin = 1;
 	p.reply_len = 8;
 	cr_assert_eq(kx_layout_data(&l, 0x1000, 32, &p), 0);
 	cr_assert_leq(l.nin + l.nout, 256);
@@ -136,48 +139,13 @@ Test(layout, every_vector_count_stays_small)
 	cr_assert_eq(l.nout, 2);
 }
 
-static struct kevent_get_events_arg fixed(struct kevent_get_events_arg a, int nb, __u32 max)
+/* A retry data round for p whose in_buf (wrapper, then ranges) is in. */
+static void retry_loaded(struct kx_xfer *x, const struct kdisp_plan *p, size_t usize,
+			 const void *in, size_t len)
 {
-	kx_fix_header(KEVENT_IOC_GET_EVENTS, &a, sizeof(a), nb, max);
-	return a;
-}
-
-Test(header, nonblock_joins_ioc_flags)
-{
-	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 4 };
-
-	cr_assert_eq(fixed(a, 1, 4095).ioc_flags, KEVENT_GET_NONBLOCK);
-	cr_assert_eq(fixed(a, 0, 4095).ioc_flags, 0);
-}
-
-Test(header, clamp_to_path)
-{
-	struct kevent_get_events_arg a = { .min_nr = 4000, .max_nr = 4095 };
-	struct kevent_get_events_arg b;
-
-	b = fixed(a, 0, KX_RETRY_MAX_NR);
-	cr_assert_eq(b.max_nr, KX_RETRY_MAX_NR);
-	cr_assert_eq(b.min_nr, KX_RETRY_MAX_NR);
-	a.min_nr = 10;
-	b = fixed(a, 0, KX_RETRY_MAX_NR);
-	cr_assert_eq(b.min_nr, 10);
-	/* min > max stays for the core to refuse (D12). */
-	a.min_nr = 4095;
-	a.max_nr = 4000;
-	b = fixed(a, 0, KX_RETRY_MAX_NR);
-	cr_assert_eq(b.min_nr, 4095);
-	cr_assert_eq(b.max_nr, 4000);
-}
-
-Test(header, other_commands_and_short_structs_untouched)
-{
-	struct kevent_get_events_arg a = { .min_nr = 4000, .max_nr = 4095 }, b = a;
-	struct kevent_ctl_arg c = { .cmd = 0, .num = 4000 }, d = c;
-
-	kx_fix_header(KEVENT_IOC_GET_EVENTS, &b, 16, 1, 10);
-	cr_assert_arr_eq(&a, &b, sizeof(a));
-	kx_fix_header(KEVENT_IOC_CTL, &d, sizeof(d), 1, 10);
-	cr_assert_arr_eq(&c, &d, sizeof(c));
+	kx_xfer_init(x, KX_PATH_RETRY, 0, 0x1000, usize);
+	cr_assert_eq(kx_xfer_set_plan(x, p), 0);
+	kx_xfer_load_retry(x, in, len);
 }
 
 static void fill(struct ukevent *u, unsigned int n, unsigned int base)
@@ -185,6 +153,173 @@ static void fill(struct ukevent *u, unsigned int n, unsigned int base)
 	memset(u, 0, n * UK);
 	for (unsigned int i = 0; i < n; i++)
 		u[i].id.raw[0] = base + i;
+}
+
+/* The path's limits reach the core through struct kdisp_ctx (B4). */
+static struct kdisp_ctx ctx_of(enum kx_path path, unsigned int cmd, size_t usize)
+{
+	struct kdisp_ctx ctx = { 0 };
+	struct kx_xfer x;
+
+	kx_xfer_init(&x, path, 1, 0x1000, usize);
+	kx_xfer_ctx(&x, cmd, &ctx);
+	return ctx;
+}
+
+Test(paths, limits_and_feature_bit_per_path)
+{
+	struct kdisp_ctx c = ctx_of(KX_PATH_RETRY, KEVENT_IOC_CTL, KEVENT_CTL_ARG_SIZE_VER0);
+
+	cr_assert_eq(c.max_ctl_num, 3276);
+	cr_assert_eq(c.max_get_nr, 3276);
+	cr_assert_eq(c.features, KEVENT_FEAT_RETRY_PATH);
+	c = ctx_of(KX_PATH_RETRY, KEVENT_IOC_INFO, KEVENT_INFO_SIZE_VER0);
+	cr_assert_eq(c.max_ctl_num, 3276, "INFO reports the limit of a VER0 wrapper");
+	c = ctx_of(KX_PATH_PVM, KEVENT_IOC_GET_EVENTS, KEVENT_GET_EVENTS_ARG_SIZE_VER0);
+	cr_assert_eq(c.max_ctl_num, KEVENT_MAX_EVENTS - 1);
+	cr_assert_eq(c.max_get_nr, KEVENT_MAX_EVENTS - 1);
+	cr_assert_eq(c.features, KEVENT_FEAT_PROCESS_VM);
+}
+
+Test(paths, a_large_wrapper_lowers_the_retry_limit_to_what_fits)
+{
+	size_t usize = 1024;
+	struct kdisp_ctx c = ctx_of(KX_PATH_RETRY, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC,
+						      KEVENT_IOC_NR_CTL, 1024), usize);
+	struct kdisp_plan p = ctl_plan(0x8000, c.max_ctl_num);
+	struct kx_layout l;
+
+	cr_assert_eq(c.max_ctl_num, (KX_RETRY_DIR_MAX - usize) / UK);
+	/* The core's E2BIG comes first: the layout always fits what it allows. */
+	cr_assert_eq(kx_layout_data(&l, 0x1000, usize, &p), 0);
+	p = ctl_plan(0x8000, c.max_ctl_num + 1);
+	cr_assert_eq(kx_layout_data(&l, 0x1000, usize, &p), -E2BIG);
+}
+
+Test(paths, process_memory_first_then_retry_for_good_after_eperm)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 2 };
+	struct kx_round rd = { .cmd = KEVENT_IOC_GET_EVENTS, .tid = getpid(), .arg = (uintptr_t)&a };
+	struct kx_paths paths = { 0 };
+	struct kx_layout l;
+	struct kx_xfer x;
+
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(x.path, KX_PATH_PVM);
+	cr_assert_arr_eq(x.hdr, &a, sizeof(a));
+	cr_assert(kx_xfer_may_block(&x));
+	/* Refused once (Yama): the retry path, which first asks for the wrapper. */
+	atomic_store(&paths.pvm_refused, 1);
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), KX_ASK_HEADER);
+	cr_assert_eq(x.path, KX_PATH_RETRY);
+	cr_assert(!kx_xfer_may_block(&x));
+	cr_assert_eq(l.nin, 1);
+	cr_assert_eq(l.in[0].addr, (uintptr_t)&a);
+	cr_assert_eq(l.in_total, sizeof(a));
+	cr_assert_eq(l.nout, 0, "GET_EVENTS answers in no wrapper");
+	/* The round that carries it. */
+	rd.in_buf = &a;
+	rd.in_bufsz = sizeof(a);
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_str_eq(x.round, "header");
+	/* pid 0 (invisible caller) and --no-process-vm never try process memory. */
+	atomic_store(&paths.pvm_refused, 0);
+	rd.in_bufsz = 0;
+	rd.tid = 0;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), KX_ASK_HEADER);
+	rd.tid = getpid();
+	paths.no_process_vm = 1;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), KX_ASK_HEADER);
+}
+
+Test(paths, a_front_end_without_retry_rounds_has_process_memory_or_eperm)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 2 };
+	struct kx_round rd = { .cmd = KEVENT_IOC_GET_EVENTS, .tid = getpid(), .arg = (uintptr_t)&a };
+	struct kx_paths paths = { .no_retry = 1 };
+	struct kx_layout l;
+	struct kx_xfer x;
+
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(x.path, KX_PATH_PVM);
+	rd.tid = 0;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), -EPERM, "never a retry round");
+	rd.tid = getpid();
+	paths.no_process_vm = 1;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), -EPERM);
+}
+
+Test(paths, retry_load_asks_for_the_data_round_then_runs)
+{
+	struct ukevent uk[2];
+	struct kevent_ctl_arg a = { KEVENT_CTL_ADD, 2, 0x8000 };
+	unsigned char in[sizeof(a) + sizeof(uk)];
+	struct kx_round rd = { .cmd = KEVENT_IOC_CTL, .arg = 0x1000, .in_buf = &a,
+			       .in_bufsz = sizeof(a) };
+	struct kdisp_plan p = ctl_plan(0x8000, 2);
+	struct kx_paths paths = { .no_process_vm = 1 };
+	struct kx_layout l;
+	struct kx_xfer x;
+
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(kx_xfer_load(&x, &p, &rd, &l), KX_ASK);
+	cr_assert_eq(l.in_total, sizeof(in));
+	cr_assert_eq(l.out_total, sizeof(uk));
+	fill(uk, 2, 30);
+	memcpy(in, &a, sizeof(a));
+	memcpy(in + sizeof(a), uk, sizeof(uk));
+	rd.in_buf = in;
+	rd.in_bufsz = sizeof(in);
+	rd.out_bufsz = sizeof(uk);
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_str_eq(x.round, "data");
+	cr_assert_eq(kx_xfer_load(&x, &p, &rd, &l), 0);
+	cr_assert_eq(x.ua.read(x.ua.ctx, uk, 0x8000 + UK, UK), 0);
+	cr_assert_eq(uk[0].id.raw[0], 31);
+	kx_xfer_free(&x);
+	/* D28: a 32-bit caller's arrays above 4 GiB fault before any round. */
+	rd.compat = 1;
+	p = ctl_plan(1ULL << 32, 2);
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(kx_xfer_load(&x, &p, &rd, &l), -EFAULT);
+	kx_xfer_free(&x);
+}
+
+Test(xfer, several_output_ranges_move_in_order)
+{
+	struct kdisp_plan p;
+	struct kx_layout l;
+	struct kx_xfer x;
+	unsigned char in[8 + 64 + 16 + 4], b = 0x42;
+	__u32 one = 7;
+	void *out;
+	size_t len;
+
+	/* A later GET_EVENTS: the buffer, the ring's two ranges at a wrap, a u32. */
+	memset(&p, 0, sizeof(p));
+	p.nr = KEVENT_IOC_NR_GET_EVENTS;
+	p.out[p.nout++] = (struct kdisp_range){ 0x9000, 64 };
+	p.out[p.nout++] = (struct kdisp_range){ 0xa000, 16 };
+	p.out[p.nout++] = (struct kdisp_range){ 0xb000, 4 };
+	p.in[p.nin++] = p.out[0];
+	cr_assert_eq(kx_layout_data(&l, 0x1000, 8, &p), 0);
+	cr_assert_eq(l.nin, 4, "wrapper, then each distinct range once");
+	cr_assert_eq(l.in[1].addr, 0x9000);
+	cr_assert_eq(l.in[3].addr, 0xb000);
+	cr_assert_eq(l.nout, 3);
+	cr_assert_eq(l.out_total, 84);
+	memset(in, 0, sizeof(in));
+	retry_loaded(&x, &p, 8, in, sizeof(in));
+	cr_assert_eq(x.ua.write(x.ua.ctx, 0xa000 + 2, &b, 1), 0);
+	cr_assert_eq(x.ua.write(x.ua.ctx, 0xb000 + 2, &one, 4), -EFAULT, "beyond the range");
+	cr_assert_eq(x.ua.write(x.ua.ctx, 0xb000, &one, sizeof(one)), 0);
+	cr_assert_eq(kx_xfer_retry_out(&x, 1, &out, &len), 0);
+	/* Every range before the last written one whole, that one its prefix. */
+	cr_assert_eq(len, 64 + 16 + 4);
+	cr_assert_eq(((unsigned char *)out)[64 + 2], 0x42);
+	cr_assert_eq(memcmp((unsigned char *)out + 80, &one, 4), 0);
+	free(out);
+	kx_xfer_free(&x);
 }
 
 Test(xfer, retry_round_buffers_and_accessor)
@@ -199,9 +334,7 @@ Test(xfer, retry_round_buffers_and_accessor)
 	fill(uk, 3, 100);
 	memset(in, 0, 16);
 	memcpy(in + 16, uk, sizeof(uk));
-	kx_xfer_init(&x, KX_PATH_RETRY, 0, 0x1000, 16);
-	cr_assert_eq(kx_xfer_set_plan(&x, &p), 0);
-	kx_xfer_load_retry(&x, in, sizeof(in));
+	retry_loaded(&x, &p, 16, in, sizeof(in));
 	cr_assert_eq(x.ua.read(x.ua.ctx, &got, 0x8000 + UK, UK), 0);
 	cr_assert_eq(got.id.raw[0], 101);
 	/* Outside what was fetched: a fault, never a read of anything else. */
@@ -233,9 +366,7 @@ Test(xfer, retry_out_keeps_untouched_entries)
 
 	fill(uk, 4, 50);
 	memcpy(in + 32, uk, sizeof(uk));
-	kx_xfer_init(&x, KX_PATH_RETRY, 0, 0x1000, 32);
-	cr_assert_eq(kx_xfer_set_plan(&x, &p), 0);
-	kx_xfer_load_retry(&x, in, sizeof(in));
+	retry_loaded(&x, &p, 32, in, sizeof(in));
 	memset(&w, 0xee, sizeof(w));
 	cr_assert_eq(x.ua.write(x.ua.ctx, 0x9000 + UK, &w, UK), 0);
 	cr_assert_eq(kx_xfer_retry_out(&x, 2, &out, &len), 0);
