@@ -95,6 +95,31 @@ KTEST(timer, merged_expiries_keep_last_time)
 	close(kfd);
 }
 
+/*
+ * A9: the grid starts at the backend's clock read during the ADD (in ns);
+ * a report is its point truncated to ms.  So the first expiry's stamp lies
+ * in [ms read before the ADD + period, ms read after it + period].  Ten
+ * ADDs: a stamp 1 ms off the grid hides only behind an ADD that crossed a
+ * millisecond boundary, which cannot happen every time.
+ */
+KTEST(timer, first_expiry_between_add_bounds)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+
+	for (__u32 i = 0; i < 10; i++) {
+		__u32 before = kt_now_ms32();
+		kt_add_queued(kfd, kt_uk_timer(10, KEVENT_REQ_ONESHOT, i));
+		__u32 after = kt_now_ms32();
+		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "ADD %u: no expiry", i);
+		__u32 stamp = out[0].ret_data[0];
+		cr_assert(ms_diff(stamp, before + 10) >= 0 && ms_diff(stamp, after + 10) <= 0,
+			  "ADD %u between %u and %u ms, period 10: first expiry stamped %u, "
+			  "want within [%u, %u]", i, before, after, stamp, before + 10, after + 10);
+	}
+	close(kfd);
+}
+
 /* A9: stamps are points of the timer's grid, so they differ by whole periods. */
 KTEST(timer, stamps_on_the_grid)
 {
