@@ -120,6 +120,37 @@ KTEST(timer, first_expiry_between_add_bounds)
 	close(kfd);
 }
 
+/*
+ * A9: a MODIFY without FIRED is refused (-EINVAL) and stops the timer; a
+ * valid MODIFY restarts it on a new grid from the MODIFY's time, so its
+ * first stamp lies in [ms before the MODIFY + period, ms after + period].
+ */
+KTEST(timer, modify_restart_new_grid)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(100, 0, 6), m, out[2];
+
+	kt_add_queued(kfd, uk);
+	m = uk;
+	m.event = 0;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "ret_flags %#x",
+		     m.ret_flags);
+	cr_assert_eq((int)m.ret_data[1], -EINVAL, "ret_data[1] %d", (int)m.ret_data[1]);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(350), out), 0, "a refused MODIFY did not stop the timer");
+	m = uk;
+	__u32 before = kt_now_ms32();
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	__u32 after = kt_now_ms32();
+	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", m.ret_flags);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "the restarted timer did not fire");
+	__u32 stamp = out[0].ret_data[0];
+	cr_assert(ms_diff(stamp, before + 100) >= 0 && ms_diff(stamp, after + 100) <= 0,
+		  "MODIFY between %u and %u ms, period 100: first stamp %u, want within [%u, %u]",
+		  before, after, stamp, before + 100, after + 100);
+	close(kfd);
+}
+
 /* A9: stamps are points of the timer's grid, so they differ by whole periods. */
 KTEST(timer, stamps_on_the_grid)
 {
