@@ -2,14 +2,18 @@
 /*
  * The poll origin end to end: pipes and socketpairs, ret_data[0] = bits
  * that fired ∩ event with POLLHUP/POLLERR as ordinary bits (A8, D13),
- * regular files (D14), edge-like re-fire (A6, D21), held files (A7).
+ * regular files (D14), edge-like re-fire (A6, D21), held files (A7), the
+ * anon-inode kinds of D39.
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -352,5 +356,70 @@ KTEST(poll, held_file_not_fd_number)
 	assert_quiet(kfd, 300, "the kevent followed the fd number to a new file");
 	kt_write1(p[1]);
 	get_one(kfd, "the original pipe");
+	close(kfd);
+}
+
+/*
+ * D39: a signalfd is refused per entry (its poll reports the polling
+ * task's signals, never this caller's), even with a signal pending; the
+ * entry next to it in the same call is registered.
+ */
+KTEST(poll, signalfd_refused)
+{
+	int kfd = kt_open(O_RDWR), p[2], sfd;
+	sigset_t set, old;
+	struct ukevent uk[2];
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &set, &old), 0);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	cr_assert_geq(sfd, 0, "signalfd: %s", strerror(errno));
+	cr_assert_eq(raise(SIGUSR1), 0);
+	cr_assert_eq(kt_poll1(sfd, POLLIN, 0), POLLIN, "the signal is not pending here");
+	kt_pipe(p);
+	uk[0] = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	uk[1] = kt_uk_poll(sfd, P(POLLIN), 0, 2);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 1, "one entry refused");
+	cr_assert_eq(uk[0].user[0], 2u, "the signalfd entry comes back");
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+		     "ret_flags %#x", uk[0].ret_flags);
+	cr_assert_eq((int)uk[0].ret_data[1], -EINVAL, "ret_data[1] %d", (int)uk[0].ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "the pipe entry is registered");
+	close(sfd);
+	sigwaitinfo(&set, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(kfd);
+}
+
+/*
+ * D39: a pidfd is accepted (its poll depends on the process it names, not
+ * on the task that polls): POLLIN when that process exits.
+ */
+KTEST(poll, pidfd_fires_on_exit)
+{
+	int kfd = kt_open(O_RDWR), p[2], pidfd;
+	char c;
+	pid_t child;
+
+	kt_pipe(p);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(p[0]);
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	cr_assert_geq(pidfd, 0, "pidfd_open: %s", strerror(errno));
+	kt_add_queued(kfd, kt_uk_poll(pidfd, P(POLLIN), 0, 1));
+	assert_quiet(kfd, 100, "the process is alive");
+	close(p[1]);
+	struct ukevent e = get_one(kfd, "the process exited");
+	cr_assert_eq(e.user[0], 1u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "ret_data[0] %#x", e.ret_data[0]);
+	waitpid(child, NULL, 0);
+	close(pidfd);
 	close(kfd);
 }

@@ -82,6 +82,10 @@ static void connect_accept(int family, int kfd, struct conn *c)
 	cr_assert_eq(e.id.raw[0], (__u32)c->lst);
 	cr_assert_eq(e.user[0], 1u);
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ACCEPT ret_flags %#x", e.ret_flags);
+	/* kevent_ctl(2): the bits that fired; on TCP the accept queue (one), else 0. */
+	cr_assert_eq(e.ret_data[0], (__u32)S(ACCEPT), "ACCEPT ret_data[0] %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], family == AF_INET ? 1u : 0u, "ACCEPT ret_data[1] %u (%s)",
+		     e.ret_data[1], family == AF_INET ? "TCP: the accept queue" : "not TCP: 0");
 	c->srv = accept4(c->lst, NULL, NULL, SOCK_CLOEXEC);
 	cr_assert(c->srv >= 0, "accept after ACCEPT: %s", strerror(errno));
 	kt_remove(kfd, acc);
@@ -103,11 +107,14 @@ static void recv_send_case(int family)
 	struct ukevent e = get_one(kfd, "RECV data");
 	cr_assert_eq(e.user[0], 2u);
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "RECV ret_flags %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "RECV ret_data[0] %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 0u, "RECV ret_data[1] %u", e.ret_data[1]);
 	cr_assert_eq(recv(c.srv, buf, sizeof(buf), 0), 5);
 	/* SEND: writable at ADD is answered at once. */
 	struct ukevent snd = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(SEND), 0, 3);
 	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &snd), 1, "SEND on a writable socket: ready at ADD");
 	cr_assert_eq(snd.ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(snd.ret_data[0], (__u32)S(SEND), "SEND ret_data[0] %#x", snd.ret_data[0]);
 	/* Fill the client's send path, then SEND fires once the server drains. */
 	fcntl(c.cli, F_SETFL, O_NONBLOCK);
 	while (send(c.cli, buf, sizeof(buf), 0) > 0)
@@ -172,6 +179,24 @@ KTEST(socket, unix_accept_recv_send)
 {
 	kt_require_type(KEVENT_SOCKET);
 	recv_send_case(AF_UNIX);
+}
+
+/* abi.md 7.2: SOCKET on an fd that is not a socket fails that entry -ENOTSOCK. */
+KTEST(socket, not_a_socket_enotsock)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	struct ukevent uk = kt_uk(KEVENT_SOCKET, (__u32)p[0], 0, S(RECV), 0, 7);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk), 1, "SOCKET on a pipe was queued");
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "ret_flags %#x",
+		     uk.ret_flags);
+	cr_assert_eq((int)uk.ret_data[1], -ENOTSOCK, "ret_data[1] %d", (int)uk.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
 }
 
 /* POLLERR on the socket -> BROKEN|DONE (A8): a TCP reset. */

@@ -95,6 +95,62 @@ KTEST(timer, merged_expiries_keep_last_time)
 	close(kfd);
 }
 
+/*
+ * A9: the grid starts at the backend's clock read during the ADD (in ns);
+ * a report is its point truncated to ms.  So the first expiry's stamp lies
+ * in [ms read before the ADD + period, ms read after it + period].  Ten
+ * ADDs: a stamp 1 ms off the grid hides only behind an ADD that crossed a
+ * millisecond boundary, which cannot happen every time.
+ */
+KTEST(timer, first_expiry_between_add_bounds)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[2];
+
+	for (__u32 i = 0; i < 10; i++) {
+		__u32 before = kt_now_ms32();
+		kt_add_queued(kfd, kt_uk_timer(10, KEVENT_REQ_ONESHOT, i));
+		__u32 after = kt_now_ms32();
+		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "ADD %u: no expiry", i);
+		__u32 stamp = out[0].ret_data[0];
+		cr_assert(ms_diff(stamp, before + 10) >= 0 && ms_diff(stamp, after + 10) <= 0,
+			  "ADD %u between %u and %u ms, period 10: first expiry stamped %u, "
+			  "want within [%u, %u]", i, before, after, stamp, before + 10, after + 10);
+	}
+	close(kfd);
+}
+
+/*
+ * A9: a MODIFY without FIRED is refused (-EINVAL) and stops the timer; a
+ * valid MODIFY restarts it on a new grid from the MODIFY's time, so its
+ * first stamp lies in [ms before the MODIFY + period, ms after + period].
+ */
+KTEST(timer, modify_restart_new_grid)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(100, 0, 6), m, out[2];
+
+	kt_add_queued(kfd, uk);
+	m = uk;
+	m.event = 0;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "ret_flags %#x",
+		     m.ret_flags);
+	cr_assert_eq((int)m.ret_data[1], -EINVAL, "ret_data[1] %d", (int)m.ret_data[1]);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(350), out), 0, "a refused MODIFY did not stop the timer");
+	m = uk;
+	__u32 before = kt_now_ms32();
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	__u32 after = kt_now_ms32();
+	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", m.ret_flags);
+	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "the restarted timer did not fire");
+	__u32 stamp = out[0].ret_data[0];
+	cr_assert(ms_diff(stamp, before + 100) >= 0 && ms_diff(stamp, after + 100) <= 0,
+		  "MODIFY between %u and %u ms, period 100: first stamp %u, want within [%u, %u]",
+		  before, after, stamp, before + 100, after + 100);
+	close(kfd);
+}
+
 /* A9: stamps are points of the timer's grid, so they differ by whole periods. */
 KTEST(timer, stamps_on_the_grid)
 {

@@ -12,10 +12,11 @@
  *    in irq context, so it never calls ->poll() itself (that could take the
  *    same lock again): it queues k->poll.work, which re-polls from a kworker.
  *    Lock order: wait-queue head lock -> (nothing of ours).
- *  - POLLFREE: the head is going away (signalfd at exit).  The waker unhooks
- *    our entry while it holds the head's lock and publishes pwq->whead = NULL
- *    with release order as its last access; detach reads it with acquire
- *    under rcu_read_lock(), since the owner RCU-delays freeing the head.
+ *  - POLLFREE: the head is going away (binder; signalfd, its other sender,
+ *    is refused, D39).  The waker unhooks our entry while it holds the
+ *    head's lock and publishes pwq->whead = NULL with release order as its
+ *    last access; detach reads it with acquire under rcu_read_lock(), since
+ *    the owner RCU-delays freeing the head.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -115,6 +116,7 @@ bool kevent_file_refused(struct file *f)
 {
 	struct inode *inode = file_inode(f);
 	const struct file_operations *fop = f->f_op;
+	const char *name;
 
 	if (fop == &kevent_fops)
 		return true;
@@ -127,10 +129,16 @@ bool kevent_file_refused(struct file *f)
 	 */
 	if (fop && fop->owner && !strcmp(module_name(fop->owner), "cuse"))
 		return true;
-	/* epoll's fops are not exported; its anon inode file is named so. */
-	if (!strcmp(f->f_path.dentry->d_name.name, "[eventpoll]"))
-		return true;
-	return false;
+	/*
+	 * epoll's and signalfd's fops are not exported; their anon inode files
+	 * are named so (as the daemon sees them: anon_inode:[...]).  signalfd
+	 * (abi.md D39): its ->poll() reports the signals of current, which is
+	 * our kworker at every re-check.
+	 */
+	if (!inode->i_sb || inode->i_sb->s_magic != ANON_INODE_FS_MAGIC)
+		return false;
+	name = f->f_path.dentry->d_name.name;
+	return !strcmp(name, "[eventpoll]") || !strcmp(name, "[signalfd]");
 }
 
 /* Kernel poll bits that make k interesting, from its event mask. */

@@ -7,7 +7,8 @@
  *
  * Refused, per entry with -EINVAL: files on FUSE mounts (fuse, fuseblk,
  * fuse.*), CUSE-served character devices (/sys/class/cuse), kevent devices
- * (the module's misc device), epoll fds.  A file is only stat()ed after its
+ * (the module's misc device), epoll fds, signalfds (abi.md D39: their poll
+ * reports the polling task's signals).  A file is only stat()ed after its
  * mount was found not to be FUSE, so no request ever reaches a server the
  * client controls.
  *
@@ -113,6 +114,16 @@ static int kfd_refused_chrdev(dev_t rdev)
 	return n >= 7 && !strcmp(target + n - 7, "/kevent");
 }
 
+/*
+ * Anon-inode kinds refused by name: epoll (B3), and signalfd (D39), whose
+ * poll looks at the signals of the task that polls, here the daemon's.
+ */
+static int kfd_refused_anon(const char *target)
+{
+	return !strcmp(target, "anon_inode:[eventpoll]") ||
+	       !strcmp(target, "anon_inode:[signalfd]");
+}
+
 static int kfd_classify_path(const char *link_path, struct kfd_info *info)
 {
 	struct stat st;
@@ -145,7 +156,7 @@ int kfd_classify(pid_t pid, int fd, struct kfd_info *info)
 	err = kfd_fdinfo(pid, fd, &info->flags, &mnt_id);
 	if (err)
 		return err;
-	if (!strcmp(target, "anon_inode:[eventpoll]"))
+	if (kfd_refused_anon(target))
 		return -EINVAL;
 	if (!strncmp(target, "socket:[", 8)) {
 		info->kind = KFD_SOCKET;

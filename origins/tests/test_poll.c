@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -166,6 +167,22 @@ Test(poll, refused_epoll_fd)
 	cr_assert_geq(ep, 0);
 	cr_expect_eq(add_poll(&k, ep, KEVENT_POLL_POLLIN, 0, &res), -EINVAL);
 	close(ep);
+}
+
+/* D39: a signalfd's poll reports the polling task's signals: refused. */
+Test(poll, refused_signalfd)
+{
+	struct korigin_result res;
+	struct kitem k;
+	sigset_t set;
+	int sfd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sfd = signalfd(-1, &set, 0);
+	cr_assert_geq(sfd, 0);
+	cr_expect_eq(add_poll(&k, sfd, KEVENT_POLL_POLLIN, 0, &res), -EINVAL);
+	close(sfd);
 }
 
 Test(poll, file_without_poll_method)
