@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-queue rings in POSIX shared memory (ARCHITECTURE.md section 4, RULES
+ * Per-queue rings in POSIX shared memory (design.md section 4 and
  * B5): a root-owned 0711 directory on tmpfs, one object per queue, owned by
  * the daemon with mode 0400, read granted by ACL to each uid that asked.
  */

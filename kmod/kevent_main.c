@@ -8,7 +8,7 @@
  *  - queue->ctl_mutex serialises everything that changes the table of
  *    registered kevents: CTL, SET_ABI, the reaping of delivered ONESHOT
  *    kevents and release.  Origin attach/modify/detach run under it and may
- *    sleep; nothing a client controls is waited on (RULES B3).
+ *    sleep; nothing a client controls is waited on (design.md B3).
  *  - queue->ready_lock (a spinlock, always irqsave: the hrtimer origin fires
  *    in hard-irq context) covers the ready list, ready_num, the zombie list,
  *    every kevent's flags and ret_* fields, the ring index and the list of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Taking a client's fd (RULES B2, B3): map the caller to its thread group,
+ * Taking a client's fd (design.md B2, B3): map the caller to its thread group,
  * classify the fd through /proc without touching the file, duplicate it
  * with pidfd_open + pidfd_getfd, and classify the duplicate again through
  * /proc/self (the client may have replaced the fd in between).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ring objects and their permissions on the real /dev/shm (RULES B5).
+ * Ring objects and their permissions on the real /dev/shm (design.md B5).
  * Needs root (ownership, ACLs, setuid children); skips loudly without it.
  */
 #include <criterion/criterion.h>
