@@ -31,8 +31,9 @@ KTEST(ioctl, info_contents)
 	kt_info(kfd, &i);
 	cr_assert_eq(i.size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size %u", i.size);
 	cr_assert_eq(i.abi_revision, (__u32)KEVENT_ABI_REVISION);
-	cr_assert(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE,
-		  "a device backend must be cuse or module, INFO says %u", i.backend);
+	cr_assert(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE ||
+		  i.backend == KEVENT_BACKEND_FUSE,
+		  "a device backend must be cuse, module or fuse, INFO says %u", i.backend);
 	cr_assert_eq(i.ukevent_size, 40u);
 	cr_assert_eq(i.mukevent_size, 16u);
 	cr_assert_eq(i.ring_page_size, (__u32)KEVENT_RING_PAGE_SIZE);

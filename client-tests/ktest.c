@@ -99,6 +99,7 @@ const char *kt_backend_name(unsigned int backend)
 	case KEVENT_BACKEND_CORE: return "core";
 	case KEVENT_BACKEND_CUSE: return "cuse";
 	case KEVENT_BACKEND_MODULE: return "module";
+	case KEVENT_BACKEND_FUSE: return "fuse";
 	}
 	return "unknown";
 }

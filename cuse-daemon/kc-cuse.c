@@ -1,368 +1,116 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The CUSE front end of the queue core: /dev/kevent as a CUSE device.
- *
- * open -> kqueue_open owned by the caller, its ring in shared memory;
- * release -> kqueue_release; poll -> kqueue_poll, woken by
- * fuse_lowlevel_notify_poll; ioctl -> the wrapper fetched (kc-xfer.c picks
- * process memory or the FUSE_IOCTL_RETRY rounds), kdisp_plan_ctx with this
- * transport's struct kdisp_ctx, the plan's ranges fetched, then kc-req.c
- * runs it to its one reply.  A blocking GET_EVENTS parks in the core; no
- * thread waits for it.
- *
- * What this transport gives the core (kcore.h, THE TRANSPORT CONTRACT):
- * per call, the limits of the path kc-xfer.c took (B4), the file's
- * O_NONBLOCK (A11), the path's feature bit and FD_ORIGINS when this caller
- * can have its fds taken (B2); per queue, a ring_shm hook naming the ring
- * object (B5).  No ring_written hook: the ring is the shared memory itself.
- *
- * LOCKING
- *  - kc_files.lock: the list of open queues.  A leaf; never held across a
- *    call into the core or libfuse.
- *  - kc_queue.ph_lock: the queue's saved poll handle.  A leaf.
+ * The CUSE front end: /dev/NAME as a CUSE character device.  The files
+ * themselves (queues, poll, ioctl) are kc-file.c; this is the CUSE session,
+ * its callbacks and the device node's mode.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
-#include "caller.h"
-#include "kc-caller.h"
+#include "kc-daemon.h"
+#include "kc-defer.h"
 #include "kc-log.h"
-#include "kc-req.h"
 
-struct kc_queue {
-	struct kc_queue *prev, *next;	/* kc_files.queues, under kc_files.lock */
-	struct kqueue *q;
-	struct kc_ring ring;
-	int nonblock;			/* O_NONBLOCK at open (A11) */
-	pthread_mutex_t ph_lock;
-	struct fuse_pollhandle *ph;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	struct kc_queue queues;		/* list head */
-} kc_files = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void kc_cuse_init(void)
+static void kc_cuse_open(fuse_req_t req, struct fuse_file_info *fi)
 {
-	kc_files.queues.next = kc_files.queues.prev = &kc_files.queues;
-}
-
-/* ---- the transport the core sees ---- */
-
-/* KEVENT_IOC_RING_SHM: the caller may now open the ring object (B5). */
-static int kc_ring_shm(void *file, const struct kcaller *caller, struct kevent_ring_shm *reply)
-{
-	struct kc_queue *kq = file;
-	int err = kc_ring_grant(&kd.shm, &kq->ring, caller->uid);
-
-	if (err)
-		return err;
-	snprintf(reply->path, sizeof(reply->path), "%s", kq->ring.path);
-	return 0;
-}
-
-static const struct ktransport kc_transport = {
-	.ring_shm = kc_ring_shm,
-};
-
-/*
- * This call's struct kdisp_ctx.  FD_ORIGINS costs a /proc read, so it is
- * only worked out for INFO, the one call that reports it.
- */
-static void kc_ctx_fill(struct kc_req *r, struct kc_queue *kq, unsigned int cmd)
-{
-	struct kdisp_ctx *ctx = &r->ctx;
-
-	*ctx = (struct kdisp_ctx){ .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
-	kx_xfer_ctx(&r->x, cmd, ctx);
-	/* fd origins need process access (pidfd_getfd): not on the retry path. */
-	if (_IOC_NR(cmd) == KEVENT_IOC_NR_INFO && (ctx->features & KEVENT_FEAT_PROCESS_VM) &&
-	    kcaller_files_tgid(&r->caller) > 0)
-		ctx->features |= KEVENT_FEAT_FD_ORIGINS;
-}
-
-/* ---- queues ---- */
-
-static void kc_queue_link(struct kc_queue *kq)
-{
-	pthread_mutex_lock(&kc_files.lock);
-	kq->next = kc_files.queues.next;
-	kq->prev = &kc_files.queues;
-	kc_files.queues.next->prev = kq;
-	kc_files.queues.next = kq;
-	pthread_mutex_unlock(&kc_files.lock);
-}
-
-static void kc_queue_unlink(struct kc_queue *kq)
-{
-	pthread_mutex_lock(&kc_files.lock);
-	kq->prev->next = kq->next;
-	kq->next->prev = kq->prev;
-	kq->next = kq->prev = kq;
-	pthread_mutex_unlock(&kc_files.lock);
-}
-
-/* The core says the queue became ready: wake the kernel's poll waiters. */
-static void kc_notify(void *ctx)
-{
-	struct kc_queue *kq = ctx;
-	struct fuse_pollhandle *ph;
-
-	pthread_mutex_lock(&kq->ph_lock);
-	ph = kq->ph;
-	kq->ph = NULL;
-	pthread_mutex_unlock(&kq->ph_lock);
-	if (ph) {
-		fuse_lowlevel_notify_poll(ph);
-		fuse_pollhandle_destroy(ph);
-	}
-}
-
-static void kc_queue_free(struct kc_queue *kq)
-{
-	kqueue_set_notify(kq->q, NULL, NULL);
-	kqueue_release(kq->q);
-	if (kq->ph)
-		fuse_pollhandle_destroy(kq->ph);
-	kc_ring_destroy(&kd.shm, &kq->ring);
-	pthread_mutex_destroy(&kq->ph_lock);
-	free(kq);
-}
-
-static int kc_queue_new(const struct kcaller *owner, int flags, struct kc_queue **ret)
-{
-	struct kc_queue *kq = calloc(1, sizeof(*kq));
-	int err;
-
-	if (!kq)
-		return -ENOMEM;
-	err = kc_ring_create(&kd.shm, &kq->ring);
-	if (err) {
-		free(kq);
-		return err;
-	}
-	err = kqueue_open(kd.core, owner, kq->ring.mem, &kq->q);
-	if (err) {
-		kc_ring_destroy(&kd.shm, &kq->ring);
-		free(kq);
-		return err;
-	}
-	pthread_mutex_init(&kq->ph_lock, NULL);
-	kq->nonblock = !!(flags & O_NONBLOCK);
-	kqueue_set_transport(kq->q, &kc_transport, kq);
-	kqueue_set_notify(kq->q, kc_notify, kq);
-	*ret = kq;
-	return 0;
-}
-
-unsigned int kc_cuse_release_all(void)
-{
-	struct kc_queue *kq;
-	unsigned int n = 0;
-
-	for (;;) {
-		pthread_mutex_lock(&kc_files.lock);
-		kq = kc_files.queues.next != &kc_files.queues ? kc_files.queues.next : NULL;
-		pthread_mutex_unlock(&kc_files.lock);
-		if (!kq)
-			return n;
-		kc_queue_unlink(kq);
-		kc_queue_free(kq);
-		n++;
-	}
-}
-
-/* ---- file operations ---- */
-
-static void kc_caller_of(fuse_req_t req, struct kcaller *c)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-
-	kc_caller_fill(c, ctx->uid, ctx->gid, ctx->pid);
-}
-
-static void kc_open(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct kc_queue *kq;
-	struct kcaller c;
-	int err;
-
-	kc_caller_of(req, &c);
-	err = kc_queue_new(&c, fi->flags, &kq);
-	if (err) {
-		kc_dbg("open by uid %u: %s", (unsigned int)c.uid, strerror(-err));
-		fuse_reply_err(req, -err);
-		return;
-	}
-	kc_queue_link(kq);
-	fi->fh = (uintptr_t)kq;
-	fi->nonseekable = 1;
-	kc_dbg("open by uid %u pid %d: %s", (unsigned int)c.uid, (int)c.tid, kq->ring.path);
-	/* An open the client abandoned meanwhile gets no release: undo it. */
-	if (fuse_reply_open(req, fi)) {
-		kc_queue_unlink(kq);
-		kc_queue_free(kq);
-	}
-}
-
-static void kc_release(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
-
-	kc_queue_unlink(kq);
-	kc_dbg("release %s", kq->ring.path);
-	kc_queue_free(kq);
-	fuse_reply_err(req, 0);
+	kc_file_open(req, fi, 0);
 }
 
 /* D15: the 2006 device had no read or write. */
-static void kc_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+static void kc_cuse_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, EINVAL);
 }
 
-static void kc_write(fuse_req_t req, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+static void kc_cuse_write(fuse_req_t req, const char *buf, size_t size, off_t off,
+			  struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, EINVAL);
 }
 
-static void kc_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+/* devtmpfs creates the node 0600; B5: chmod it once CUSE init is done. */
+static void kc_init_done(void *userdata)
 {
-	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
-	struct fuse_pollhandle *old = NULL;
+	char dev[64], proc[64];
+	struct stat st;
+	int fd = -1;
 
-	/* Saved before asking, so a readiness edge in between still wakes. */
-	if (ph) {
-		pthread_mutex_lock(&kq->ph_lock);
-		old = kq->ph;
-		kq->ph = ph;
-		pthread_mutex_unlock(&kq->ph_lock);
+	snprintf(dev, sizeof(dev), "/dev/%s", kd.opts.name);
+	for (int i = 0; i < 200 && fd < 0; i++) {
+		fd = open(dev, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			usleep(10000);
 	}
-	if (old)
-		fuse_pollhandle_destroy(old);
-	fuse_reply_poll(req, kqueue_poll(kq->q));
-}
-
-/* ---- ioctl ---- */
-
-static void kc_retry_reply(fuse_req_t req, const struct kx_layout *l)
-{
-	struct iovec in[1 + KX_BUFS], out[1 + KDISP_RANGES];
-
-	for (unsigned int i = 0; i < l->nin; i++)
-		in[i] = (struct iovec){ (void *)(uintptr_t)l->in[i].addr, l->in[i].len };
-	for (unsigned int i = 0; i < l->nout; i++)
-		out[i] = (struct iovec){ (void *)(uintptr_t)l->out[i].addr, l->out[i].len };
-	fuse_reply_ioctl_retry(req, in, l->nin, l->nout ? out : NULL, l->nout);
-}
-
-/* A retry round is asked for: this request ends here (B4: stateless rounds). */
-static void kc_ask(struct kc_req *r, const struct kx_layout *l, int step)
-{
-	if (kd.opts.trace && step == KX_ASK_HEADER)
-		kc_info("trace #%llu cmd=0x%x path=retry round=1 -> fetch wrapper (%zu bytes)",
-			r->id, r->x.plan.cmd, r->x.usize);
-	else if (kd.opts.trace)
-		kc_info("trace #%llu -> retry in=%zu out=%zu", r->id, l->in_total, l->out_total);
-	kc_retry_reply(r->req, l);
-	kc_req_free(r);
-}
-
-/*
- * One round: wrapper, plan, ranges, run.  On the retry path a round is
- * stateless: if it carries exactly what the header it carries needs, run;
- * otherwise ask for that (B4: re-parsed every round, so a header changed
- * in between is simply asked for again).
- */
-static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kcaller *c,
-			   const struct kx_round *rd)
-{
-	struct kc_req *r = kc_req_new(req, kq->q, c);
-	struct kdisp_plan plan;
-	struct kx_layout l;
-	int err;
-
-	if (!r) {
-		fuse_reply_err(req, ENOMEM);
+	if (fd < 0) {
+		kc_err("%s did not appear: %s", dev, strerror(errno));
 		return;
 	}
-	err = kx_xfer_start(&r->x, &kd.paths, rd, &l);
-	if (err == KX_ASK_HEADER) {
-		r->x.plan.cmd = rd->cmd;
-		kc_ask(r, &l, err);
-		return;
-	}
-	kc_req_trace_in(r, rd->cmd);
-	if (!err) {
-		kc_ctx_fill(r, kq, rd->cmd);
-		err = kdisp_plan_ctx(r->q, &r->ctx, rd->cmd, r->x.hdr, r->x.usize, &r->caller, &plan);
-	}
-	if (!err)
-		err = kx_xfer_load(&r->x, &plan, rd, &l);
-	if (err < 0)
-		kc_req_fail(r, err);
-	else if (err == KX_ASK)
-		kc_ask(r, &l, err);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode))
+		kc_err("%s is not a character device", dev);
+	else if (chmod(proc, kd.opts.mode))
+		kc_err("chmod %s: %s", dev, strerror(errno));
 	else
-		kc_req_run(r);
+		kc_info("serving %s (%u:%u, mode %04o)", dev, major(st.st_rdev),
+			minor(st.st_rdev), kd.opts.mode);
+	close(fd);
 }
 
-/* A wrapper size of 0 or beyond KEVENT_IOC_ARG_MAX: decided on the number. */
-static void kc_ioctl_nodata(fuse_req_t req, struct kc_queue *kq, unsigned int cmd,
-			    const struct kcaller *c)
-{
-	struct kdisp_ctx ctx = { .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
-	struct kdisp_plan plan;
-	int err = kdisp_plan_ctx(kq->q, &ctx, cmd, NULL, 0, c, &plan);
-
-	fuse_reply_err(req, err < 0 ? -err : EINVAL);
-}
-
-static void kc_ioctl(fuse_req_t req, int scmd, void *uarg, struct fuse_file_info *fi,
-		     unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
-{
-	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
-	unsigned int cmd = (unsigned int)scmd;	/* libfuse 3.14 passes an int */
-	struct kx_round rd = {
-		.cmd = cmd, .arg = (uintptr_t)uarg, .compat = !!(flags & FUSE_IOCTL_COMPAT),
-		.in_buf = in_buf, .in_bufsz = in_bufsz, .out_bufsz = out_bufsz,
-	};
-	struct kcaller c;
-	int err;
-
-	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC) {
-		fuse_reply_err(req, ENOTTY);
-		return;
-	}
-	kc_caller_of(req, &c);
-	rd.tid = c.tid;
-	/* Nothing to fetch: the dispatcher answers (ENOTTY, EINVAL, E2BIG). */
-	if (_IOC_SIZE(cmd) == 0 || _IOC_SIZE(cmd) > KEVENT_IOC_ARG_MAX) {
-		kc_ioctl_nodata(req, kq, cmd, &c);
-		return;
-	}
-	/* B3, D18: one uid never occupies every worker. */
-	err = kcore_running_enter(kd.core, &c);
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
-	kc_ioctl_round(req, kq, &c, &rd);
-	kcore_running_exit(kd.core, &c);
-}
-
-const struct cuse_lowlevel_ops kc_cuse_ops = {
-	.open = kc_open,
-	.read = kc_read,
-	.write = kc_write,
-	.release = kc_release,
-	.ioctl = kc_ioctl,
-	.poll = kc_poll,
+static const struct cuse_lowlevel_ops kc_cuse_ops = {
+	.init_done = kc_init_done,
+	.open = kc_cuse_open,
+	.read = kc_cuse_read,
+	.write = kc_cuse_write,
+	.release = kc_file_release,
+	.ioctl = kc_file_ioctl,
+	.poll = kc_file_poll,
 };
+
+int kc_cuse_serve(void)
+{
+	char devname[16 + KC_NAME_MAX];
+	const char *dev_info[] = { devname };
+	struct cuse_info ci = {
+		.dev_info_argc = 1,
+		.dev_info_argv = dev_info,
+		.flags = CUSE_UNRESTRICTED_IOCTL,
+	};
+	char *fargv[4] = { "kevent-cuse" };
+	struct fuse_loop_config *lc;
+	struct fuse_session *se;
+	int fargc = 1, mt, err;
+
+	snprintf(devname, sizeof(devname), "DEVNAME=%s", kd.opts.name);
+	if (kd.opts.foreground)
+		fargv[fargc++] = "-f";
+	if (kd.opts.fuse_debug)
+		fargv[fargc++] = "-d";
+	se = cuse_lowlevel_setup(fargc, fargv, &ci, &kc_cuse_ops, &mt, NULL);
+	if (!se) {
+		kc_err("CUSE setup failed");
+		return KC_EXIT_UNAVAILABLE;
+	}
+	/* Daemonised: stderr is gone, syslog is what is left. */
+	if (!kd.opts.foreground && !kd.opts.use_syslog)
+		kc_log_init("kevent-cuse", 1, kd.opts.debug);
+	/* After the fork of daemonising: the core starts its own threads. */
+	kc_defer_init();
+	err = kc_core_start();
+	if (err) {
+		cuse_lowlevel_teardown(se);
+		return err;
+	}
+	lc = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_max_threads(lc, kd.opts.workers);
+	fuse_loop_cfg_set_idle_threads(lc, kd.opts.workers);
+	err = fuse_session_loop_mt(se, lc);
+	fuse_loop_cfg_destroy(lc);
+	kc_shutdown();
+	cuse_lowlevel_teardown(se);
+	return kc_loop_status(err, "CUSE");
+}

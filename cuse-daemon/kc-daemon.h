@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The daemon's shared state and its three parts: kc-main.c (start and
- * stop), kc-cuse.c (the CUSE front end: files, poll, the ioctl flow, the
- * struct ktransport it gives the core) and kc-req.c (one ioctl request's
+ * The daemon's shared state and its parts: kc-main.c (start and stop),
+ * kc-file.c (the open files both front ends share: queues, poll, the ioctl
+ * flow, the struct ktransport it gives the core), the front ends kc-cuse.c
+ * (CUSE) and kc-fuse.c (a FUSE mount), and kc-req.c (one ioctl request's
  * state machine and its one reply, design.md B1).
  */
 #ifndef KC_DAEMON_H
@@ -32,10 +33,36 @@ struct kc_daemon {
 
 extern struct kc_daemon kd;
 
-/* kc-cuse.c */
-extern const struct cuse_lowlevel_ops kc_cuse_ops;
-void kc_cuse_init(void);
+/* sysexits.h values, named here so the man page can list them. */
+#define KC_EXIT_USAGE		64
+#define KC_EXIT_UNAVAILABLE	69
+#define KC_EXIT_OSERR		71
+#define KC_EXIT_NOPERM		77
+
+/* kc-main.c: what both front ends run once their session exists. */
+int kc_core_start(void);
+/* D20: parked calls answered (what is ready, else ENODEV), queues released. */
+void kc_shutdown(void);
+/* The exit status of a session loop that returned err (a signal: 0). */
+int kc_loop_status(int err, const char *what);
+
+/* kc-file.c: the open files, shared by both front ends. */
+void kc_files_init(void);
 /* Release every open queue (D20); returns how many there were. */
-unsigned int kc_cuse_release_all(void);
+unsigned int kc_files_release_all(void);
+/* A new queue of the caller; node: the FUSE node id (0 on CUSE). */
+void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node);
+void kc_file_release(fuse_req_t req, struct fuse_file_info *fi);
+void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+void kc_file_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
+		   unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz);
+
+/* kc-cuse.c */
+int kc_cuse_serve(void);
+
+/* kc-fuse.c */
+/* Resolve DIR, clean a stale mount there, refuse a busy one: 0 or an exit status. */
+int kc_fuse_preflight(void);
+int kc_fuse_serve(void);
 
 #endif /* KC_DAEMON_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kevent-cuse: serves /dev/kevent as a CUSE device on top of the queue core.
- * This file starts and stops the daemon (options, preflight, the core and
- * the origins, the CUSE session, the stop witness of D20); the front end is
- * kc-cuse.c and one request's life is kc-req.c (see kc-daemon.h).
+ * kevent-cuse: serves /dev/kevent as a CUSE device (or, with --fuse DIR,
+ * DIR/kevent in a FUSE mount) on top of the queue core.  This file starts
+ * and stops the daemon (options, preflight, the core and the origins, the
+ * stop witness of D20); the front ends are kc-cuse.c and kc-fuse.c over
+ * the shared files of kc-file.c, and one request's life is kc-req.c (see
+ * kc-daemon.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,44 +27,9 @@
 #define KC_VERSION "unknown"
 #endif
 
-/* sysexits.h values, named here so the man page can list them. */
-#define KC_EXIT_USAGE		64
-#define KC_EXIT_UNAVAILABLE	69
-#define KC_EXIT_OSERR		71
-#define KC_EXIT_NOPERM		77
-
 struct kc_daemon kd;
 
 /* ---- start and stop ---- */
-
-/* devtmpfs creates the node 0600; B5: chmod it once CUSE init is done. */
-static void kc_init_done(void *userdata)
-{
-	char dev[64], proc[64];
-	struct stat st;
-	int fd = -1;
-
-	snprintf(dev, sizeof(dev), "/dev/%s", kd.opts.name);
-	for (int i = 0; i < 200 && fd < 0; i++) {
-		fd = open(dev, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			usleep(10000);
-	}
-	if (fd < 0) {
-		kc_err("%s did not appear: %s", dev, strerror(errno));
-		return;
-	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode))
-		kc_err("%s is not a character device", dev);
-	else if (chmod(proc, kd.opts.mode))
-		kc_err("chmod %s: %s", dev, strerror(errno));
-	else
-		kc_info("serving %s (%u:%u, mode %04o)", dev, major(st.st_rdev),
-			minor(st.st_rdev), kd.opts.mode);
-	close(fd);
-}
-
 
 /*
  * B7: every fd-holding kevent costs the daemon a descriptor.  As root it
@@ -94,20 +61,28 @@ static void kc_raise_nofile(void)
 /* Clear messages and distinct codes for what an operator must fix. */
 static int kc_preflight(void)
 {
+	const char *ctl = kd.opts.fuse_dir ? "/dev/fuse" : "/dev/cuse";
+
 	if (geteuid() != 0) {
-		kc_err("must run as root: it reads callers' memory, takes their fds and owns /dev/cuse");
+		kc_err("must run as root: it reads callers' memory, takes their fds and owns %s", ctl);
 		return KC_EXIT_NOPERM;
 	}
-	if (access("/dev/cuse", R_OK | W_OK)) {
+	if (kd.opts.fuse_dir && kd.opts.no_process_vm) {
+		kc_err("--no-process-vm cannot go with --fuse: a FUSE file has no ioctl retry path");
+		return KC_EXIT_USAGE;
+	}
+	if (access(ctl, R_OK | W_OK)) {
 		int e = errno;
 
-		if (e == ENOENT)
+		if (e == ENOENT && kd.opts.fuse_dir)
+			kc_err("/dev/fuse is missing: this kernel or container has no FUSE (try 'modprobe fuse')");
+		else if (e == ENOENT)
 			kc_err("/dev/cuse is missing: this kernel has no CUSE (try 'modprobe cuse')");
 		else
-			kc_err("/dev/cuse: %s", strerror(e));
+			kc_err("%s: %s", ctl, strerror(e));
 		return e == EACCES || e == EPERM ? KC_EXIT_NOPERM : KC_EXIT_UNAVAILABLE;
 	}
-	return 0;
+	return kd.opts.fuse_dir ? kc_fuse_preflight() : 0;
 }
 
 /* The origins' rare lines (an inotify/fanotify overflow) go where ours go. */
@@ -116,22 +91,25 @@ static void kc_origins_log(const char *line)
 	kc_warn("origins: %s", line);
 }
 
-static int kc_core_start(void)
+/* 0, or the exit status after saying why. */
+int kc_core_start(void)
 {
 	struct korigins_config ocfg = { .log = kc_origins_log };
 	struct kcore_config cfg;
 	int err;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = KEVENT_BACKEND_CUSE;
-	/* Features and limits depend on the path of each call: kc-cuse.c. */
+	cfg.backend = kd.opts.fuse_dir ? KEVENT_BACKEND_FUSE : KEVENT_BACKEND_CUSE;
+	/* Features and limits depend on the path of each call: kc-file.c. */
 	memcpy(cfg.caps, kd.opts.caps, sizeof(cfg.caps));
 	cfg.fault_inject = kd.opts.fault_inject;
 	if (cfg.fault_inject)
 		kc_warn("--fault-inject: KEVENT_IOC_FAULT answers; for test suites only");
 	err = kcore_new(&cfg, &kd.core);
-	if (err)
-		return err;
+	if (err) {
+		kc_err("core: %s", strerror(-err));
+		return KC_EXIT_OSERR;
+	}
 	err = korigins_start(&ocfg);
 	if (err)
 		kc_warn("event origins unavailable (%s): every ADD will fail per entry",
@@ -139,13 +117,12 @@ static int kc_core_start(void)
 	return 0;
 }
 
-/* D20: parked calls answered (what is ready, else ENODEV), rings removed. */
-static void kc_shutdown(void)
+void kc_shutdown(void)
 {
 	unsigned int n;
 
 	atomic_store(&kd.stopping, 1);
-	n = kc_cuse_release_all();
+	n = kc_files_release_all();
 	/* The replies of the calls completed above. */
 	kc_defer_stop();
 	korigins_stop();
@@ -153,55 +130,13 @@ static void kc_shutdown(void)
 	kc_info("stopped; %u open queue%s released", n, n == 1 ? "" : "s");
 }
 
-static int kc_serve(void)
+int kc_loop_status(int err, const char *what)
 {
-	char devname[16 + KC_NAME_MAX];
-	const char *dev_info[] = { devname };
-	struct cuse_info ci = {
-		.dev_info_argc = 1,
-		.dev_info_argv = dev_info,
-		.flags = CUSE_UNRESTRICTED_IOCTL,
-	};
-	char *fargv[4] = { "kevent-cuse" };
-	struct cuse_lowlevel_ops ops = kc_cuse_ops;
-	struct fuse_loop_config *lc;
-	struct fuse_session *se;
-	int fargc = 1, mt, err;
-
-	snprintf(devname, sizeof(devname), "DEVNAME=%s", kd.opts.name);
-	if (kd.opts.foreground)
-		fargv[fargc++] = "-f";
-	if (kd.opts.fuse_debug)
-		fargv[fargc++] = "-d";
-	ops.init_done = kc_init_done;
-	se = cuse_lowlevel_setup(fargc, fargv, &ci, &ops, &mt, NULL);
-	if (!se) {
-		kc_err("CUSE setup failed");
-		return KC_EXIT_UNAVAILABLE;
-	}
-	/* Daemonised: stderr is gone, syslog is what is left. */
-	if (!kd.opts.foreground && !kd.opts.use_syslog)
-		kc_log_init("kevent-cuse", 1, kd.opts.debug);
-	/* After the fork of daemonising: the core starts its own threads. */
-	kc_defer_init();
-	err = kc_core_start();
-	if (err) {
-		kc_err("core: %s", strerror(-err));
-		cuse_lowlevel_teardown(se);
-		return KC_EXIT_OSERR;
-	}
-	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(lc, kd.opts.workers);
-	fuse_loop_cfg_set_idle_threads(lc, kd.opts.workers);
-	err = fuse_session_loop_mt(se, lc);
-	fuse_loop_cfg_destroy(lc);
-	kc_shutdown();
-	cuse_lowlevel_teardown(se);
 	/* libfuse reports the signal that ended the loop: a clean stop. */
 	if (err == SIGTERM || err == SIGINT || err == SIGHUP)
 		err = 0;
 	if (err)
-		kc_err("CUSE session ended with error %d", err);
+		kc_err("%s session ended with error %d", what, err);
 	return err ? 1 : 0;
 }
 
@@ -238,8 +173,10 @@ int main(int argc, char **argv)
 	if (stale)
 		kc_info("removed %u stale ring object%s", stale, stale == 1 ? "" : "s");
 	kd.paths.no_process_vm = kd.opts.no_process_vm;
-	kc_cuse_init();
-	err = kc_serve();
+	/* B4: a FUSE file's ioctls are restricted, so process memory or nothing. */
+	kd.paths.no_retry = !!kd.opts.fuse_dir;
+	kc_files_init();
+	err = kd.opts.fuse_dir ? kc_fuse_serve() : kc_cuse_serve();
 	kc_shmdir_close(&kd.shm, 1);
 	return err;
 }

@@ -11,7 +11,7 @@
 
 enum {
 	OPT_NAME = 256, OPT_MODE, OPT_SHM_DIR, OPT_WORKERS, OPT_SYSLOG,
-	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM, OPT_FAULT_INJECT,
+	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM, OPT_FAULT_INJECT, OPT_FUSE,
 	OPT_CAP_FIRST,		/* one per KEVENT_LIMIT_* below */
 };
 
@@ -50,14 +50,17 @@ void kc_opts_usage(FILE *out, const char *argv0)
 {
 	fprintf(out,
 		"Usage: %s [OPTION]...\n"
-		"Serve the 2006 kevent interface as the CUSE device /dev/NAME.\n"
+		"Serve the 2006 kevent interface as the CUSE device /dev/NAME,\n"
+		"or with --fuse as the file DIR/kevent of a FUSE mount.\n"
 		"\n"
+		"      --fuse=DIR          mount a one-file FUSE filesystem on DIR and\n"
+		"                          serve DIR/kevent there instead of CUSE\n"
 		"  -f, --foreground        stay in the foreground\n"
 		"  -d, --debug             log daemon debug messages\n"
 		"      --fuse-debug        also dump libfuse's requests\n"
 		"  -t, --trace             decode every ioctl (arguments, ukevents, result)\n"
 		"  -n, --name=NAME         device name (default %s)\n"
-		"  -m, --mode=MODE         octal mode of /dev/NAME (default %04o)\n"
+		"  -m, --mode=MODE         octal mode of /dev/NAME or DIR/kevent (default %04o)\n"
 		"      --shm-dir=DIR       directory of the ring objects (default %s)\n"
 		"  -w, --workers=N         libfuse worker threads (default %u)\n"
 		"      --syslog            log to syslog instead of stderr\n"
@@ -138,6 +141,9 @@ static int kc_opt_value(struct kc_opts *o, int c, const char *arg)
 			return -EINVAL;
 		o->workers = v;
 		return 0;
+	case OPT_FUSE:
+		o->fuse_dir = arg;
+		return *arg ? 0 : -EINVAL;
 	case OPT_SHM_DIR:
 		o->shm_dir = arg;
 		return kc_check_shm_dir(arg);
@@ -184,7 +190,7 @@ static int kc_check_running_cap(struct kc_opts *o, int running_set, FILE *err)
 
 int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 {
-	struct option lopts[17 + KC_NCAPS] = {
+	struct option lopts[18 + KC_NCAPS] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "fuse-debug", no_argument, NULL, OPT_FUSE_DEBUG },
@@ -196,10 +202,11 @@ int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
 		{ "no-process-vm", no_argument, NULL, OPT_NO_PVM },
 		{ "fault-inject", no_argument, NULL, OPT_FAULT_INJECT },
+		{ "fuse", required_argument, NULL, OPT_FUSE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
-	int first_cap = 13, running_set = 0, c;
+	int first_cap = 14, running_set = 0, c;
 
 	for (size_t i = 0; i < KC_NCAPS; i++)
 		lopts[first_cap + i] = (struct option){ kc_cap_opts[i].name,

@@ -46,8 +46,15 @@ struct kc_req *kc_req_new(fuse_req_t req, struct kqueue *q, const struct kcaller
 	return r;
 }
 
+void kc_req_unrun(struct kc_req *r)
+{
+	if (atomic_exchange(&r->running, 0))
+		kcore_running_exit(kd.core, &r->caller);
+}
+
 void kc_req_free(struct kc_req *r)
 {
+	kc_req_unrun(r);
 	kx_xfer_free(&r->x);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -94,6 +101,7 @@ static void kc_reply(struct kc_req *r, int result)
 
 	result = kx_xfer_finish(&r->x, result, &buf, &len);
 	kc_trace_out(r, result);
+	kc_req_unrun(r);
 	if (result < 0)
 		fuse_reply_err(r->req, -result);
 	else
@@ -104,6 +112,7 @@ static void kc_reply(struct kc_req *r, int result)
 void kc_req_fail(struct kc_req *r, int err)
 {
 	kc_trace_out(r, err);
+	kc_req_unrun(r);
 	fuse_reply_err(r->req, -err);
 	kc_req_free(r);
 }
@@ -200,6 +209,8 @@ void kc_req_run(struct kc_req *r)
 	ret = kdisp_execute(r->q, &x->plan, &r->caller, &x->ua, x->reply,
 			    x->plan.nr == KEVENT_IOC_NR_GET_EVENTS ? &wr : NULL, &w);
 	if (ret == KDISP_PARKED) {
+		/* Still ours: complete() frees r only after kc_park saw it. */
+		kc_req_unrun(r);
 		kc_park(r, w);
 		return;
 	}

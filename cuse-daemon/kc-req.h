@@ -23,6 +23,7 @@ struct kc_req {
 	struct kqueue *q;
 	struct kcaller caller;
 	unsigned long long id;		/* trace number */
+	atomic_int running;		/* holds the caller's RUNNING charge (B7) */
 	struct kwaiter *w;		/* while parked */
 	struct kdisp_ctx ctx;		/* what the transport limits for this call */
 	struct kx_xfer x;
@@ -30,6 +31,12 @@ struct kc_req {
 
 struct kc_req *kc_req_new(fuse_req_t req, struct kqueue *q, const struct kcaller *c);
 void kc_req_free(struct kc_req *r);
+/*
+ * Give back the RUNNING charge r took over (kcore_running_enter), once:
+ * before any reply, since the caller's next call may arrive on another
+ * worker the moment the reply is sent, and when the call parks.
+ */
+void kc_req_unrun(struct kc_req *r);
 /* Memory loaded: execute, then reply now or park until the core completes. */
 void kc_req_run(struct kc_req *r);
 /* Answer an error before anything ran, and free r. */

@@ -358,8 +358,13 @@ void kx_xfer_ctx(const struct kx_xfer *x, unsigned int cmd, struct kdisp_ctx *ct
 
 static int kx_pvm_allowed(struct kx_paths *paths, const struct kx_round *rd)
 {
-	/* A fresh request (no data yet) tries process memory first (B2). */
-	return !rd->in_bufsz && !rd->out_bufsz && rd->tid && !paths->no_process_vm &&
+	/*
+	 * A fresh request (no data yet) tries process memory first (B2).
+	 * Without retry rounds (a FUSE file) every request is fresh: the
+	 * kernel's fixed _IOC_SIZE copy of a restricted ioctl is no round.
+	 */
+	return (paths->no_retry || (!rd->in_bufsz && !rd->out_bufsz)) && rd->tid &&
+	       !paths->no_process_vm &&
 	       !atomic_load(&paths->pvm_refused);
 }
 

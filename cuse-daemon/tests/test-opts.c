@@ -143,6 +143,7 @@ Test(opts, help_and_version)
 	cr_assert(strstr(buf, "--foreground"));
 	cr_assert(strstr(buf, "--max-parked"));
 	cr_assert(strstr(buf, "--trace"));
+	cr_assert(strstr(buf, "--fuse=DIR"));
 }
 
 Test(opts, fuse_debug_implies_debug)
@@ -151,4 +152,21 @@ Test(opts, fuse_debug_implies_debug)
 
 	cr_assert_eq(PARSE(&o, "--fuse-debug"), 0);
 	cr_assert(o.fuse_debug && o.debug);
+}
+
+Test(opts, fuse_takes_a_directory)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "-f"), 0);
+	cr_assert_null(o.fuse_dir, "CUSE unless --fuse");
+	cr_assert_eq(PARSE(&o, "--fuse", "/run/kevent", "--mode=0600"), 0);
+	cr_assert_str_eq(o.fuse_dir, "/run/kevent");
+	cr_assert_eq(o.mode, 0600, "--mode is the file's mode on fuse");
+	cr_assert_eq(PARSE(&o, "--fuse=mnt"), 0);
+	cr_assert_str_eq(o.fuse_dir, "mnt", "relative: the daemon resolves it at start");
+	cr_assert_eq(PARSE(&o, "--fuse="), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--fuse"), -EINVAL, "missing argument");
+	cr_assert_eq(PARSE(&o, "--fuse=/a", "--max-queues=3"), 0);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_QUEUES], 3, "the caps after it still parse");
 }

@@ -249,6 +249,24 @@ Test(paths, a_front_end_without_retry_rounds_has_process_memory_or_eperm)
 	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), -EPERM);
 }
 
+/* A restricted (FUSE) ioctl always carries _IOC_SIZE bytes: still process memory. */
+Test(paths, no_retry_ignores_the_kernels_fixed_copy)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 2 };
+	struct kx_round rd = { .cmd = KEVENT_IOC_GET_EVENTS, .tid = getpid(), .arg = (uintptr_t)&a,
+			       .in_buf = &a, .in_bufsz = sizeof(a), .out_bufsz = sizeof(a) };
+	struct kx_paths paths = { .no_retry = 1 };
+	struct kx_layout l;
+	struct kx_xfer x;
+
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(x.path, KX_PATH_PVM);
+	cr_assert_eq(memcmp(x.hdr, &a, sizeof(a)), 0, "the wrapper read from process memory");
+	paths.no_retry = 0;
+	cr_assert_eq(kx_xfer_start(&x, &paths, &rd, &l), 0);
+	cr_assert_eq(x.path, KX_PATH_RETRY, "with retry rounds the same bytes are a round");
+}
+
 Test(paths, retry_load_asks_for_the_data_round_then_runs)
 {
 	struct ukevent uk[2];

@@ -164,6 +164,8 @@ struct take13_kevent_mring {
 	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
 	X(ioc_fault, KEVENT_IOC_FAULT == _IOW(0xBE, 5, struct kevent_fault)) \
 	X(feat_fault_inject, KEVENT_FEAT_FAULT_INJECT == 0x40) \
+	X(backend_values, KEVENT_BACKEND_CORE == 1 && KEVENT_BACKEND_CUSE == 2 && \
+	  KEVENT_BACKEND_MODULE == 3 && KEVENT_BACKEND_FUSE == 4) \
 	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER0) \
 	X(timeout_infinite, KEVENT_TIMEOUT_INFINITE == 0xffffffffffffffffull) \
 	X(get_nonblock, KEVENT_GET_NONBLOCK == 0x1)

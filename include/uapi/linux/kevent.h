@@ -173,6 +173,7 @@ struct kevent_get_events_arg {
 #define KEVENT_BACKEND_CORE		1	/* in-process core (tests) */
 #define KEVENT_BACKEND_CUSE		2	/* kevent-cuse daemon */
 #define KEVENT_BACKEND_MODULE		3	/* kmod/kevent.ko */
+#define KEVENT_BACKEND_FUSE		4	/* kevent-cuse --fuse: a file in a FUSE mount */
 
 #define KEVENT_FEAT_RING_MMAP		0x01	/* mmap() of the fd maps the ring */
 #define KEVENT_FEAT_RING_SHM		0x02	/* KEVENT_IOC_RING_SHM answers */

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The open files of the queue core, shared by both front ends: kc-cuse.c
+ * (/dev/kevent as a CUSE device) and kc-fuse.c (DIR/kevent in a FUSE
+ * mount).  Each gives its own libfuse callbacks and calls in here.
+ *
+ * open -> kqueue_open owned by the caller, its ring in shared memory;
+ * release -> kqueue_release; poll -> kqueue_poll, woken by
+ * fuse_lowlevel_notify_poll; ioctl -> the wrapper fetched (kc-xfer.c picks
+ * process memory or, on CUSE only, the FUSE_IOCTL_RETRY rounds),
+ * kdisp_plan_ctx with this transport's struct kdisp_ctx, the plan's ranges
+ * fetched, then kc-req.c runs it to its one reply.  A blocking GET_EVENTS
+ * parks in the core; no thread waits for it.
+ *
+ * What this transport gives the core (kcore.h, THE TRANSPORT CONTRACT):
+ * per call, the limits of the path kc-xfer.c took (B4), the file's
+ * O_NONBLOCK (A11), the path's feature bit and FD_ORIGINS when this caller
+ * can have its fds taken (B2); per queue, a ring_shm hook naming the ring
+ * object (B5).  No ring_written hook: the ring is the shared memory itself.
+ *
+ * On FUSE a file has a node (its inode): at most one live queue per node,
+ * since a node's page cache is one (abi.md 7.7).  CUSE passes node 0.
+ *
+ * LOCKING
+ *  - kc_files.lock: the list of open queues.  A leaf; never held across a
+ *    call into the core or libfuse.
+ *  - kc_queue.ph_lock: the queue's saved poll handle.  A leaf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "caller.h"
+#include "kc-caller.h"
+#include "kc-log.h"
+#include "kc-req.h"
+
+struct kc_queue {
+	struct kc_queue *prev, *next;	/* kc_files.queues, under kc_files.lock */
+	struct kqueue *q;
+	unsigned long node;		/* FUSE node id; 0 on CUSE */
+	struct kc_ring ring;
+	int nonblock;			/* O_NONBLOCK at open (A11) */
+	pthread_mutex_t ph_lock;
+	struct fuse_pollhandle *ph;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct kc_queue queues;		/* list head */
+} kc_files = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void kc_files_init(void)
+{
+	kc_files.queues.next = kc_files.queues.prev = &kc_files.queues;
+}
+
+/* ---- the transport the core sees ---- */
+
+/* KEVENT_IOC_RING_SHM: the caller may now open the ring object (B5). */
+static int kc_ring_shm(void *file, const struct kcaller *caller, struct kevent_ring_shm *reply)
+{
+	struct kc_queue *kq = file;
+	int err = kc_ring_grant(&kd.shm, &kq->ring, caller->uid);
+
+	if (err)
+		return err;
+	snprintf(reply->path, sizeof(reply->path), "%s", kq->ring.path);
+	return 0;
+}
+
+static const struct ktransport kc_transport = {
+	.ring_shm = kc_ring_shm,
+};
+
+/*
+ * This call's struct kdisp_ctx.  FD_ORIGINS costs a /proc read, so it is
+ * only worked out for INFO, the one call that reports it.
+ */
+static void kc_ctx_fill(struct kc_req *r, struct kc_queue *kq, unsigned int cmd)
+{
+	struct kdisp_ctx *ctx = &r->ctx;
+
+	*ctx = (struct kdisp_ctx){ .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
+	kx_xfer_ctx(&r->x, cmd, ctx);
+	/* fd origins need process access (pidfd_getfd): not on the retry path. */
+	if (_IOC_NR(cmd) == KEVENT_IOC_NR_INFO && (ctx->features & KEVENT_FEAT_PROCESS_VM) &&
+	    kcaller_files_tgid(&r->caller) > 0)
+		ctx->features |= KEVENT_FEAT_FD_ORIGINS;
+}
+
+/* ---- queues ---- */
+
+/* -EBUSY when kq's node already has a live queue (abi.md 7.7). */
+static int kc_queue_link(struct kc_queue *kq)
+{
+	pthread_mutex_lock(&kc_files.lock);
+	for (struct kc_queue *o = kc_files.queues.next; kq->node && o != &kc_files.queues;
+	     o = o->next) {
+		if (o->node == kq->node) {
+			pthread_mutex_unlock(&kc_files.lock);
+			return -EBUSY;
+		}
+	}
+	kq->next = kc_files.queues.next;
+	kq->prev = &kc_files.queues;
+	kc_files.queues.next->prev = kq;
+	kc_files.queues.next = kq;
+	pthread_mutex_unlock(&kc_files.lock);
+	return 0;
+}
+
+static void kc_queue_unlink(struct kc_queue *kq)
+{
+	pthread_mutex_lock(&kc_files.lock);
+	kq->prev->next = kq->next;
+	kq->next->prev = kq->prev;
+	kq->next = kq->prev = kq;
+	pthread_mutex_unlock(&kc_files.lock);
+}
+
+/* The core says the queue became ready: wake the kernel's poll waiters. */
+static void kc_notify(void *ctx)
+{
+	struct kc_queue *kq = ctx;
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&kq->ph_lock);
+	ph = kq->ph;
+	kq->ph = NULL;
+	pthread_mutex_unlock(&kq->ph_lock);
+	if (ph) {
+		fuse_lowlevel_notify_poll(ph);
+		fuse_pollhandle_destroy(ph);
+	}
+}
+
+static void kc_queue_free(struct kc_queue *kq)
+{
+	kqueue_set_notify(kq->q, NULL, NULL);
+	kqueue_release(kq->q);
+	if (kq->ph)
+		fuse_pollhandle_destroy(kq->ph);
+	kc_ring_destroy(&kd.shm, &kq->ring);
+	pthread_mutex_destroy(&kq->ph_lock);
+	free(kq);
+}
+
+static int kc_queue_new(const struct kcaller *owner, int flags, struct kc_queue **ret)
+{
+	struct kc_queue *kq = calloc(1, sizeof(*kq));
+	int err;
+
+	if (!kq)
+		return -ENOMEM;
+	err = kc_ring_create(&kd.shm, &kq->ring);
+	if (err) {
+		free(kq);
+		return err;
+	}
+	err = kqueue_open(kd.core, owner, kq->ring.mem, &kq->q);
+	if (err) {
+		kc_ring_destroy(&kd.shm, &kq->ring);
+		free(kq);
+		return err;
+	}
+	pthread_mutex_init(&kq->ph_lock, NULL);
+	kq->nonblock = !!(flags & O_NONBLOCK);
+	kqueue_set_transport(kq->q, &kc_transport, kq);
+	kqueue_set_notify(kq->q, kc_notify, kq);
+	*ret = kq;
+	return 0;
+}
+
+unsigned int kc_files_release_all(void)
+{
+	struct kc_queue *kq;
+	unsigned int n = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&kc_files.lock);
+		kq = kc_files.queues.next != &kc_files.queues ? kc_files.queues.next : NULL;
+		pthread_mutex_unlock(&kc_files.lock);
+		if (!kq)
+			return n;
+		kc_queue_unlink(kq);
+		kc_queue_free(kq);
+		n++;
+	}
+}
+
+/* ---- file operations ---- */
+
+static void kc_caller_of(fuse_req_t req, struct kcaller *c)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	kc_caller_fill(c, ctx->uid, ctx->gid, ctx->pid);
+}
+
+void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node)
+{
+	struct kc_queue *kq;
+	struct kcaller c;
+	int err;
+
+	kc_caller_of(req, &c);
+	err = kc_queue_new(&c, fi->flags, &kq);
+	if (!err) {
+		kq->node = node;
+		err = kc_queue_link(kq);
+		if (err)
+			kc_queue_free(kq);
+	}
+	if (err) {
+		kc_dbg("open by uid %u: %s", (unsigned int)c.uid, strerror(-err));
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fi->fh = (uintptr_t)kq;
+	fi->nonseekable = 1;
+	kc_dbg("open by uid %u pid %d: %s", (unsigned int)c.uid, (int)c.tid, kq->ring.path);
+	/* An open the client abandoned meanwhile gets no release: undo it. */
+	if (fuse_reply_open(req, fi)) {
+		kc_queue_unlink(kq);
+		kc_queue_free(kq);
+	}
+}
+
+void kc_file_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
+
+	kc_queue_unlink(kq);
+	kc_dbg("release %s", kq->ring.path);
+	kc_queue_free(kq);
+	fuse_reply_err(req, 0);
+}
+
+void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
+	struct fuse_pollhandle *old = NULL;
+
+	/* Saved before asking, so a readiness edge in between still wakes. */
+	if (ph) {
+		pthread_mutex_lock(&kq->ph_lock);
+		old = kq->ph;
+		kq->ph = ph;
+		pthread_mutex_unlock(&kq->ph_lock);
+	}
+	if (old)
+		fuse_pollhandle_destroy(old);
+	fuse_reply_poll(req, kqueue_poll(kq->q));
+}
+
+/* ---- ioctl ---- */
+
+static void kc_retry_reply(fuse_req_t req, const struct kx_layout *l)
+{
+	struct iovec in[1 + KX_BUFS], out[1 + KDISP_RANGES];
+
+	for (unsigned int i = 0; i < l->nin; i++)
+		in[i] = (struct iovec){ (void *)(uintptr_t)l->in[i].addr, l->in[i].len };
+	for (unsigned int i = 0; i < l->nout; i++)
+		out[i] = (struct iovec){ (void *)(uintptr_t)l->out[i].addr, l->out[i].len };
+	fuse_reply_ioctl_retry(req, in, l->nin, l->nout ? out : NULL, l->nout);
+}
+
+/* A retry round is asked for: this request ends here (B4: stateless rounds). */
+static void kc_ask(struct kc_req *r, const struct kx_layout *l, int step)
+{
+	if (kd.opts.trace && step == KX_ASK_HEADER)
+		kc_info("trace #%llu cmd=0x%x path=retry round=1 -> fetch wrapper (%zu bytes)",
+			r->id, r->x.plan.cmd, r->x.usize);
+	else if (kd.opts.trace)
+		kc_info("trace #%llu -> retry in=%zu out=%zu", r->id, l->in_total, l->out_total);
+	kc_req_unrun(r);
+	kc_retry_reply(r->req, l);
+	kc_req_free(r);
+}
+
+/*
+ * One round: wrapper, plan, ranges, run.  On the retry path a round is
+ * stateless: if it carries exactly what the header it carries needs, run;
+ * otherwise ask for that (B4: re-parsed every round, so a header changed
+ * in between is simply asked for again).  Takes over the caller's RUNNING
+ * charge: the request gives it back before its reply (kc_req_unrun).
+ */
+static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kcaller *c,
+			   const struct kx_round *rd)
+{
+	struct kc_req *r = kc_req_new(req, kq->q, c);
+	struct kdisp_plan plan;
+	struct kx_layout l;
+	int err;
+
+	if (!r) {
+		kcore_running_exit(kd.core, c);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	atomic_store(&r->running, 1);	/* r gives the charge back before replying */
+	err = kx_xfer_start(&r->x, &kd.paths, rd, &l);
+	if (err == KX_ASK_HEADER) {
+		r->x.plan.cmd = rd->cmd;
+		kc_ask(r, &l, err);
+		return;
+	}
+	kc_req_trace_in(r, rd->cmd);
+	if (!err) {
+		kc_ctx_fill(r, kq, rd->cmd);
+		err = kdisp_plan_ctx(r->q, &r->ctx, rd->cmd, r->x.hdr, r->x.usize, &r->caller, &plan);
+	}
+	if (!err)
+		err = kx_xfer_load(&r->x, &plan, rd, &l);
+	if (err < 0)
+		kc_req_fail(r, err);
+	else if (err == KX_ASK)
+		kc_ask(r, &l, err);
+	else
+		kc_req_run(r);
+}
+
+/* A wrapper size of 0 or beyond KEVENT_IOC_ARG_MAX: decided on the number. */
+static void kc_ioctl_nodata(fuse_req_t req, struct kc_queue *kq, unsigned int cmd,
+			    const struct kcaller *c)
+{
+	struct kdisp_ctx ctx = { .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
+	struct kdisp_plan plan;
+	int err = kdisp_plan_ctx(kq->q, &ctx, cmd, NULL, 0, c, &plan);
+
+	fuse_reply_err(req, err < 0 ? -err : EINVAL);
+}
+
+void kc_file_ioctl(fuse_req_t req, int scmd, void *uarg, struct fuse_file_info *fi,
+		   unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
+	unsigned int cmd = (unsigned int)scmd;	/* libfuse 3.14 passes an int */
+	struct kx_round rd = {
+		.cmd = cmd, .arg = (uintptr_t)uarg, .compat = !!(flags & FUSE_IOCTL_COMPAT),
+		.in_buf = in_buf, .in_bufsz = in_bufsz, .out_bufsz = out_bufsz,
+	};
+	struct kcaller c;
+	int err;
+
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	kc_caller_of(req, &c);
+	rd.tid = c.tid;
+	/* Nothing to fetch: the dispatcher answers (ENOTTY, EINVAL, E2BIG). */
+	if (_IOC_SIZE(cmd) == 0 || _IOC_SIZE(cmd) > KEVENT_IOC_ARG_MAX) {
+		kc_ioctl_nodata(req, kq, cmd, &c);
+		return;
+	}
+	/* B3, D18: one uid never occupies every worker. */
+	err = kcore_running_enter(kd.core, &c);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	kc_ioctl_round(req, kq, &c, &rd);
+}
