@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The native fuse tier (suite 'fuse'): the build's own kevent-cuse serves
+DIR/kevent in a FUSE mount on this host, and every client test runs
+against it.
+
+  native.py --daemon EXE --clients DIR [--criterion PROG]... [--extra PROG]...
+            [--fuzz PROG]
+
+First the start checks: a missing DIR and a busy DIR are refused, and a
+stale mount that a SIGKILLed daemon left on MNT is detached by the next
+start.  That next start is `kevent-cuse --foreground --fuse MNT
+--fault-inject` with a fresh ring directory; each DIR/client-* and each
+--criterion program (tests/fuse/fuse-file: what only fuse does) runs with --tap
+(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse) and each --extra program
+(exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
+(-p the daemon, so it checks the daemon's fd count too), checks after
+each that the daemon is alive, then
+stops it with SIGTERM while a file is held open, and checks that it exited
+0 (under ASan a leak or an error is a non-zero exit), that the held file
+now fails ENOTCONN (abi.md section 9), that the mount is gone and the ring
+directory removed.
+
+Prints TAP on stdout (one line per test, counted by tests/summary) and the
+table `<backend>  <suite>/<test>  pass|fail|skip [reason]` (design.md C3)
+on stderr.  Without /dev/fuse, without root, or where the mount itself is
+refused, it prints `1..0 # SKIP reason` and exits 77.
+"""
+import argparse
+import errno
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BACKEND = 'fuse'
+CLIENT_TIMEOUT = 300	# seconds for one client program (a hang is a failure)
+KEVENT_IOC_INFO = (2 << 30) | (152 << 16) | (0xBE << 8) | 0	# _IOR(0xBE, 0, 152 bytes)
+# kevent-cuse's exit statuses that mean "this host cannot serve FUSE".
+UNAVAILABLE = {69: 'mount refused or /dev/fuse unusable', 77: 'no privilege'}
+
+
+class Rows:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, name, status, reason=''):
+        self.rows.append((name, status, ' '.join(reason.split())))
+
+    def print(self):
+        print(f'1..{len(self.rows)}')
+        for i, (name, st, reason) in enumerate(self.rows, 1):
+            if st == 'fail':
+                print(f'not ok {i} - {BACKEND} {name}' + (f' # {reason}' if reason else ''))
+            elif st == 'skip':
+                print(f'ok {i} - {BACKEND} {name} # SKIP {reason}')
+            else:
+                print(f'ok {i} - {BACKEND} {name}')
+        width = max([len(r[0]) for r in self.rows] + [20])
+        counts = {s: sum(1 for r in self.rows if r[1] == s) for s in ('pass', 'fail', 'skip')}
+        for name, st, reason in self.rows:
+            print(f'{BACKEND}  {name:<{width}}  {st}' + (f' {reason}' if reason else ''),
+                  file=sys.stderr)
+        for name, st, reason in self.rows:
+            if st == 'fail':
+                print(f'FAILED {BACKEND} {name}: {reason or "no reason recorded"}', file=sys.stderr)
+        print(f'{BACKEND}  total: {counts["pass"]} passed, {counts["fail"]} failed, '
+              f'{counts["skip"]} skipped', file=sys.stderr)
+
+
+def skip_all(reason):
+    print(f'1..0 # SKIP {reason}')
+    print(f'{BACKEND}  backend/start  skip {reason}', file=sys.stderr)
+    sys.exit(77)
+
+
+def last_line(path):
+    try:
+        lines = [l for l in open(path, errors='replace').read().splitlines() if l.strip()]
+    except OSError:
+        return ''
+    return lines[-1] if lines else ''
+
+
+def mounted(path):
+    with open('/proc/self/mountinfo') as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def parse_criterion(prog, tap_path, rc, rows):
+    """Criterion's TAP ('ok - suite::test ...') -> rows suite/test."""
+    plan = count = fails = 0
+    pending = None
+    try:
+        lines = open(tap_path, errors='replace').read().splitlines()
+    except OSError:
+        rows.add(f'{prog}/run', 'fail', f'no TAP report (exit status {rc})')
+        return
+    for line in lines:
+        m = re.match(r'^1\.\.(\d+)', line)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = re.match(r'^(not ok|ok)\b(?: \d+)?(?: -)? (\S+)(.*)$', line)
+        if m:
+            count += 1
+            name = m.group(2).replace('::', '/', 1)
+            rest = m.group(3).strip()
+            pending = None
+            if m.group(1) == 'not ok':
+                fails += 1
+                rows.add(name, 'fail', re.sub(r'\s*\([0-9.]+s\)$', '', rest))
+                pending = len(rows.rows) - 1
+            elif '# SKIP' in rest:
+                rows.add(name, 'skip', rest.split('# SKIP', 1)[1])
+            else:
+                rows.add(name, 'pass')
+            continue
+        # The first assertion message of a failure's YAML block.
+        if pending is not None and re.match(r'^ {6}\S', line):
+            n, st, r = rows.rows[pending]
+            rows.rows[pending] = (n, st, (r + ' ' + line.strip()).strip())
+            pending = None
+    if plan != count:
+        rows.add(f'{prog}/run', 'fail', f'incomplete TAP: {count} of {plan} results (exit status {rc})')
+    elif rc != 0 and fails == 0:
+        rows.add(f'{prog}/run', 'fail', f'exit status {rc} with no failing test')
+
+
+class Daemon:
+    def __init__(self, exe, work, mnt, tag='daemon'):
+        self.mnt = mnt
+        # One ring directory for every start: the start after the SIGKILL
+        # also removes the killed daemon's leftovers.
+        self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}'
+        self.log = os.path.join(work, tag + '.log')
+        self.proc = subprocess.Popen(
+            [exe, '--foreground', '--fuse', self.mnt, '--fault-inject', '--shm-dir', self.shm],
+            stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT)
+        self.device = os.path.join(self.mnt, 'kevent')
+
+    def wait_up(self):
+        """None when DIR/kevent answers; else (exit status or None, reason)."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            rc = self.proc.poll()
+            if rc is not None:
+                return rc, f'exit status {rc}: {last_line(self.log)}'
+            try:
+                if mounted(self.mnt) and os.path.exists(self.device):
+                    return None
+            except OSError:
+                pass
+            time.sleep(0.02)
+        return None, f'{self.device} did not appear in 10 s: {last_line(self.log)}'
+
+    def alive(self):
+        if self.proc.poll() is not None:
+            return f'kevent-cuse exited ({self.proc.returncode}): {last_line(self.log)}'
+        if not os.path.exists(self.device):
+            return f'{self.device} disappeared'
+        return None
+
+    def stop(self, rows):
+        held = None
+        try:
+            held = os.open(self.device, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+            rows.add('backend/stop', 'fail', f'still running 30 s after SIGTERM: {last_line(self.log)}')
+            return
+        if rc == 0:
+            rows.add('backend/stop', 'pass')
+        else:
+            rows.add('backend/stop', 'fail', f'exit status {rc} after SIGTERM (want 0): '
+                     f'{last_line(self.log)} (log: {self.log})')
+        if held is not None:
+            rows.add(*held_file_after_stop(held))
+            os.close(held)
+        if mounted(self.mnt):
+            rows.add('backend/unmounted', 'fail', f'{self.mnt} still mounted after the stop')
+            subprocess.run(['umount', '-l', self.mnt], check=False)
+        else:
+            rows.add('backend/unmounted', 'pass')
+        if os.path.exists(self.shm):
+            rows.add('backend/rings_removed', 'fail', f'{self.shm} left behind')
+        else:
+            rows.add('backend/rings_removed', 'pass')
+
+
+def held_file_after_stop(fd):
+    """A file open across the stop: its calls fail ENOTCONN (abi.md 9)."""
+    try:
+        fcntl.ioctl(fd, KEVENT_IOC_INFO, bytearray(152))
+    except OSError as e:
+        if e.errno == errno.ENOTCONN:
+            return ('stop/held_file_enotconn', 'pass')
+        return ('stop/held_file_enotconn', 'fail', f'INFO after the stop: {e.strerror} (want ENOTCONN)')
+    return ('stop/held_file_enotconn', 'fail', 'INFO still answered after the stop')
+
+
+def refused_start(exe, work, mnt, tag, want_words):
+    """A start that must fail 69 and say why: (row name, status, reason)."""
+    d = Daemon(exe, work, mnt, tag)
+    try:
+        rc = d.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        d.stop(Rows())
+        return (f'start/{tag}', 'fail', f'{mnt}: the daemon started')
+    line = last_line(d.log)
+    if rc != 69 or not all(w in line for w in want_words):
+        return (f'start/{tag}', 'fail', f'exit status {rc} (want 69): {line}')
+    return (f'start/{tag}', 'pass')
+
+
+def leave_stale_mount(exe, work, mnt):
+    """A daemon killed with SIGKILL leaves a dead mount: '' or why not."""
+    d = Daemon(exe, work, mnt, 'killed')
+    up = d.wait_up()
+    if up is not None:
+        return up[1]
+    d.proc.kill()
+    d.proc.wait()
+    try:
+        os.stat(mnt)
+    except OSError as e:
+        if e.errno == errno.ENOTCONN:
+            return ''
+        return f'stat after SIGKILL: {e.strerror}'
+    return 'no stale mount after SIGKILL'
+
+
+def run_program(cmd, device, log):
+    env = dict(os.environ, KEVENT_DEVICE=device, KEVENT_BACKEND=BACKEND)
+    env.pop('LD_PRELOAD', None)	# no shim: a FUSE file is no CUSE device (design.md B6)
+    try:
+        with open(log, 'w') as out:
+            return subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                  stderr=subprocess.STDOUT, timeout=CLIENT_TIMEOUT).returncode
+    except subprocess.TimeoutExpired:
+        return None
+    except OSError as e:
+        return e
+
+
+def run_clients(d, clients, work, rows):
+    for prog in clients:
+        name = os.path.basename(prog)
+        tap = os.path.join(work, name + '.tap')
+        rc = run_program([prog, f'--tap={tap}'], d.device, os.path.join(work, name + '.log'))
+        if isinstance(rc, OSError):
+            # The static -m32 client on a host without 32-bit execution.
+            rows.add(f'{name}/run', 'skip', f'cannot execute here: {rc.strerror}')
+            continue
+        if rc is None:
+            rows.add(f'{name}/run', 'fail', f'no exit within {CLIENT_TIMEOUT} s')
+        parse_criterion(name, tap, -1 if rc is None else rc, rows)
+        gone = d.alive()
+        if gone:
+            rows.add('backend/alive', 'fail', f'after {name}: {gone}')
+            return False
+    return True
+
+
+def run_extras(d, extras, work, rows):
+    for cmd in extras:
+        name = os.path.basename(cmd[0])
+        log = os.path.join(work, 'extra-' + name + '.log')
+        rc = run_program(cmd, d.device, log)
+        if rc == 0:
+            rows.add(f'extra/{name}', 'pass')
+        elif rc == 77:
+            rows.add(f'extra/{name}', 'skip', last_line(log))
+        else:
+            rows.add(f'extra/{name}', 'fail', f'exit status {rc}: {last_line(log)}')
+        gone = d.alive()
+        if gone:
+            rows.add('backend/alive', 'fail', f'after {name}: {gone}')
+            return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--daemon', required=True)
+    ap.add_argument('--clients', required=True)
+    ap.add_argument('--criterion', action='append', default=[])
+    ap.add_argument('--extra', action='append', default=[])
+    ap.add_argument('--fuzz', help='kevent-device-fuzz')
+    ap.add_argument('--keep', action='store_true', help='keep the work directory')
+    args = ap.parse_args()
+
+    if not os.path.exists('/dev/fuse'):
+        skip_all('/dev/fuse is missing on this host')
+    if os.geteuid() != 0:
+        skip_all('not root: kevent-cuse --fuse mounts with allow_other and reads callers\' memory')
+    clients = sorted(os.path.join(args.clients, f) for f in os.listdir(args.clients)
+                     if f.startswith('client-') and not f.endswith('.p')
+                     and os.access(os.path.join(args.clients, f), os.X_OK))
+    if not clients:
+        print('1..1\nnot ok 1 - fuse client-tests/none: no client-* programs built')
+        return 1
+    work = tempfile.mkdtemp(prefix='kevent-fuse-')
+    mnt = os.path.join(work, 'mnt')
+    os.mkdir(mnt)
+    rows = Rows()
+    stale = leave_stale_mount(args.daemon, work, mnt)
+    d = Daemon(args.daemon, work, mnt)
+    up = d.wait_up()
+    if up is not None:
+        rc, reason = up
+        if rc in UNAVAILABLE and stale:
+            skip_all(f'{UNAVAILABLE[rc]}: {reason}')
+        rows.add('backend/start', 'fail', reason)
+        d.stop(rows)
+    else:
+        rows.add('backend/start', 'pass')
+        if stale:
+            rows.add('start/stale_mount_detached', 'fail', f'no stale mount to start on: {stale}')
+        else:
+            rows.add('start/stale_mount_detached', 'pass')
+        rows.add(*refused_start(args.daemon, work, mnt, 'busy_dir_refused', ['busy']))
+        rows.add(*refused_start(args.daemon, work, os.path.join(work, 'nodir'),
+                                'missing_dir_refused', ['No such file']))
+        if run_clients(d, clients + args.criterion, work, rows):
+            extras = [[e] for e in args.extra]
+            if args.fuzz:
+                extras.append([args.fuzz, '-p', str(d.proc.pid)])
+            run_extras(d, extras, work, rows)
+        d.stop(rows)
+    rows.print()
+    failed = any(st == 'fail' for _, st, _ in rows.rows)
+    if args.keep or failed:
+        print(f'# logs in {work}')
+    else:
+        subprocess.run(['rm', '-rf', '--one-file-system', work], check=False)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
