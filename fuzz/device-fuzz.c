@@ -123,20 +123,26 @@ static __u64 pick_addr(size_t len)
 	}
 }
 
-/* A ukevent array that is mostly sane, so calls get past the whole-call checks. */
-static void fill_ukevents(struct ukevent *uk, unsigned int n)
+/*
+ * A ukevent array that is mostly sane, so calls get past the whole-call
+ * checks.  dst may be misaligned on purpose: each entry is built aligned
+ * and copied (a misaligned store is undefined behaviour, and UBSan says so).
+ */
+static void fill_ukevents(void *dst, unsigned int n)
 {
+	struct ukevent uk;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		memset(&uk[i], 0, sizeof(uk[i]));
-		uk[i].type = rnd(4) ? (rnd(2) ? KEVENT_TIMER : KEVENT_POLL) : rnd(8);
-		uk[i].id.raw[0] = uk[i].type == KEVENT_POLL ? (__u32)pipefd[rnd(2)] : 1 + rnd(5);
-		uk[i].id.raw[1] = rnd(3);
-		uk[i].event = rnd(5) ? (uk[i].type == KEVENT_TIMER ? KEVENT_TIMER_FIRED :
-					KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT) : rnd(0x10000);
-		uk[i].req_flags = rnd(3) ? 0 : (rnd(2) ? KEVENT_REQ_ONESHOT : rnd(0x1000));
-		uk[i].user[0] = rnd(4);
+		memset(&uk, 0, sizeof(uk));
+		uk.type = rnd(4) ? (rnd(2) ? KEVENT_TIMER : KEVENT_POLL) : rnd(8);
+		uk.id.raw[0] = uk.type == KEVENT_POLL ? (__u32)pipefd[rnd(2)] : 1 + rnd(5);
+		uk.id.raw[1] = rnd(3);
+		uk.event = rnd(5) ? (uk.type == KEVENT_TIMER ? KEVENT_TIMER_FIRED :
+				     KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT) : rnd(0x10000);
+		uk.req_flags = rnd(3) ? 0 : (rnd(2) ? KEVENT_REQ_ONESHOT : rnd(0x1000));
+		uk.user[0] = rnd(4);
+		memcpy((char *)dst + (size_t)i * sizeof(uk), &uk, sizeof(uk));
 	}
 }
 
