@@ -5,7 +5,7 @@ DIR/kevent in a FUSE mount on this host, and every client test runs
 against it.
 
   native.py --daemon EXE --clients DIR [--criterion PROG]... [--extra PROG]...
-            [--fuzz PROG]
+            [--fuzz PROG] [--witness PROG]
 
 First the start checks: a missing DIR and a busy DIR are refused, and a
 stale mount that a SIGKILLed daemon left on MNT is detached by the next
@@ -16,7 +16,9 @@ start.  That next start is `kevent-cuse --foreground --fuse MNT
 (exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
 (-p the daemon, so it checks the daemon's fd count too), checks after
 each that the daemon is alive, then
-stops it with SIGTERM while a file is held open, and checks that it exited
+stops it with SIGTERM while a file is held open and the stop witness
+(tests/vm/stop-witness, D20) has two GET_EVENTS calls parked, and checks
+that those were answered, that it exited
 0 (under ASan a leak or an error is a non-zero exit), that the held file
 now fails ENOTCONN (abi.md section 9), that the mount is gone and the ring
 directory removed.
@@ -165,8 +167,9 @@ class Daemon:
             return f'{self.device} disappeared'
         return None
 
-    def stop(self, rows):
+    def stop(self, rows, witness=None):
         held = None
+        wit = start_witness(witness, self, rows) if witness else None
         try:
             held = os.open(self.device, os.O_RDWR | os.O_CLOEXEC)
         except OSError:
@@ -188,6 +191,8 @@ class Daemon:
         if held is not None:
             rows.add(*held_file_after_stop(held))
             os.close(held)
+        if wit:
+            end_witness(wit, rows)
         if mounted(self.mnt):
             rows.add('backend/unmounted', 'fail', f'{self.mnt} still mounted after the stop')
             subprocess.run(['umount', '-l', self.mnt], check=False)
@@ -197,6 +202,42 @@ class Daemon:
             rows.add('backend/rings_removed', 'fail', f'{self.shm} left behind')
         else:
             rows.add('backend/rings_removed', 'pass')
+
+
+def start_witness(prog, d, rows):
+    """Start the D20 witness; returns (process, log) once it says 'parked'."""
+    log = os.path.join(os.path.dirname(d.log), 'stop-witness.log')
+    env = dict(os.environ, KEVENT_DEVICE=d.device)
+    p = subprocess.Popen([prog], env=env, stdin=subprocess.DEVNULL, stdout=open(log, 'w'),
+                         stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and p.poll() is None:
+        if 'parked' in open(log, errors='replace').read().split():
+            return p, log
+        time.sleep(0.02)
+    if p.poll() is None:
+        p.kill()
+    rc = p.wait()
+    if rc == 77:
+        rows.add('stop/parked_calls_answered', 'skip', last_line(log))
+    else:
+        rows.add('stop/parked_calls_answered', 'fail', f'never parked (exit status {rc}): {last_line(log)}')
+    return None
+
+
+def end_witness(wit, rows):
+    p, log = wit
+    try:
+        rc = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+        rows.add('stop/parked_calls_answered', 'fail', 'parked calls not answered 10 s after the stop')
+        return
+    if rc == 0:
+        rows.add('stop/parked_calls_answered', 'pass')
+    else:
+        rows.add('stop/parked_calls_answered', 'fail', f'exit status {rc}: {last_line(log)}')
 
 
 def held_file_after_stop(fd):
@@ -302,6 +343,7 @@ def main():
     ap.add_argument('--criterion', action='append', default=[])
     ap.add_argument('--extra', action='append', default=[])
     ap.add_argument('--fuzz', help='kevent-device-fuzz')
+    ap.add_argument('--witness', help='stop-witness (D20 at the stop)')
     ap.add_argument('--keep', action='store_true', help='keep the work directory')
     args = ap.parse_args()
 
@@ -342,7 +384,7 @@ def main():
             if args.fuzz:
                 extras.append([args.fuzz, '-p', str(d.proc.pid)])
             run_extras(d, extras, work, rows)
-        d.stop(rows)
+        d.stop(rows, args.witness)
     rows.print()
     failed = any(st == 'fail' for _, st, _ in rows.rows)
     if args.keep or failed:
