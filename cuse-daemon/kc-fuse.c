@@ -64,17 +64,41 @@ static int kc_fuse_mounted_at(const char *path)
 }
 
 /*
+ * dir as the mount table spells it, without resolving it (realpath would
+ * stat a dead mount): absolute, no trailing slash.  0 or -ENAMETOOLONG.
+ */
+static int kc_fuse_abs(const char *dir, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+	size_t n;
+
+	if (dir[0] == '/')
+		n = (size_t)snprintf(out, len, "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = (size_t)snprintf(out, len, "%s/%s", cwd, dir);
+	else
+		return -errno;
+	if (n >= len)
+		return -ENAMETOOLONG;
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = 0;
+	return 0;
+}
+
+/*
  * A daemon that died left its mount behind: every access fails ENOTCONN.
  * Detach it (the kernel frees it once its last user is gone).
  */
-static int kc_fuse_clean_stale(const char *dir)
+static int kc_fuse_clean_stale(const char *given)
 {
+	char dir[PATH_MAX];
 	struct stat st;
 
-	if (stat(dir, &st) == 0 || errno != ENOTCONN)
+	if (stat(given, &st) == 0 || errno != ENOTCONN)
 		return 0;
-	if (!kc_fuse_mounted_at(dir)) {
-		kc_err("%s: %s, and it is no FUSE mount of ours to clean", dir, strerror(ENOTCONN));
+	if (kc_fuse_abs(given, dir, sizeof(dir)) || !kc_fuse_mounted_at(dir)) {
+		kc_err("%s: %s, and it is no FUSE mount of ours to clean", given,
+		       strerror(ENOTCONN));
 		return KC_EXIT_UNAVAILABLE;
 	}
 	if (umount2(dir, MNT_DETACH)) {

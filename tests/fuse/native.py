@@ -10,18 +10,17 @@ against it.
 First the start checks: a missing DIR and a busy DIR are refused, and a
 stale mount that a SIGKILLed daemon left on MNT is detached by the next
 start.  That next start is `kevent-cuse --foreground --fuse MNT
---fault-inject` with a fresh ring directory; each DIR/client-* and each
---criterion program (tests/fuse/fuse-file: what only fuse does) runs with --tap
-(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse) and each --extra program
+--fault-inject` (MNT relative to its cwd) on the killed run's ring
+directory.  Against it run each DIR/client-* and each --criterion program
+(tests/fuse/fuse-file: what only fuse does) with --tap
+(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse), each --extra program
 (exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
-(-p the daemon, so it checks the daemon's fd count too), checks after
-each that the daemon is alive, then
-stops it with SIGTERM while a file is held open and the stop witness
-(tests/vm/stop-witness, D20) has two GET_EVENTS calls parked, and checks
-that those were answered, that it exited
-0 (under ASan a leak or an error is a non-zero exit), that the held file
-now fails ENOTCONN (abi.md section 9), that the mount is gone and the ring
-directory removed.
+(-p the daemon, so it checks the daemon's fd count too); after each the
+daemon must be alive.  Then SIGTERM, while a file is held open and the
+stop witness (tests/vm/stop-witness, D20) has two GET_EVENTS calls parked:
+those must be answered, the daemon must exit 0 (under ASan a leak or an
+error is a non-zero exit), the held file must fail ENOTCONN (abi.md
+section 9), the mount must be gone and the ring directory removed.
 
 Prints TAP on stdout (one line per test, counted by tests/summary) and the
 table `<backend>  <suite>/<test>  pass|fail|skip [reason]` (design.md C3)
@@ -134,15 +133,18 @@ def parse_criterion(prog, tap_path, rc, rows):
 
 
 class Daemon:
-    def __init__(self, exe, work, mnt, tag='daemon'):
+    def __init__(self, exe, work, mnt, tag='daemon', relative=False):
         self.mnt = mnt
         # One ring directory for every start: the start after the SIGKILL
         # also removes the killed daemon's leftovers.
         self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}'
         self.log = os.path.join(work, tag + '.log')
+        # relative: DIR given relative to the daemon's cwd (it resolves it).
+        arg = os.path.relpath(mnt, work) if relative else mnt
         self.proc = subprocess.Popen(
-            [exe, '--foreground', '--fuse', self.mnt, '--fault-inject', '--shm-dir', self.shm],
-            stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT)
+            [exe, '--foreground', '--fuse', arg, '--fault-inject', '--shm-dir', self.shm],
+            cwd=work, stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'),
+            stderr=subprocess.STDOUT)
         self.device = os.path.join(self.mnt, 'kevent')
 
     def wait_up(self):
@@ -362,7 +364,7 @@ def main():
     os.mkdir(mnt)
     rows = Rows()
     stale = leave_stale_mount(args.daemon, work, mnt)
-    d = Daemon(args.daemon, work, mnt)
+    d = Daemon(args.daemon, work, mnt, relative=True)
     up = d.wait_up()
     if up is not None:
         rc, reason = up
