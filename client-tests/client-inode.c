@@ -20,22 +20,6 @@ static void mkdir_tmp(char *dir)
 	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 }
 
-static struct ukevent get_one(int kfd, const char *what)
-{
-	struct ukevent out[4];
-	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
-
-	cr_assert(n >= 1, "%s: no event within 5 s", what);
-	return out[0];
-}
-
-static void assert_quiet(int kfd, unsigned int ms, const char *what)
-{
-	struct ukevent out[4];
-
-	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(ms), out), 0, "%s: an event fired", what);
-}
-
 KTEST(inode, dir_create)
 {
 	kt_require_type(KEVENT_INODE);
@@ -46,11 +30,11 @@ KTEST(inode, dir_create)
 	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert(d >= 0);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 1));
-	assert_quiet(kfd, 100, "untouched directory");
+	kt_assert_quiet(kfd, 100, "untouched directory");
 	snprintf(path, sizeof(path), "%s/a", dir);
 	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	cr_assert(f >= 0);
-	struct ukevent e = get_one(kfd, "file created");
+	struct ukevent e = kt_get_one(kfd, "file created");
 	cr_assert_eq(e.type, (__u32)KEVENT_INODE);
 	cr_assert_eq(e.id.raw[0], (__u32)d);
 	cr_assert_eq(e.user[0], 1u);
@@ -59,11 +43,11 @@ KTEST(inode, dir_create)
 	kt_get(kfd, 0, 4, 0, (struct ukevent[4]){ 0 });
 	cr_assert_eq(write(f, "x", 1), 1);
 	close(f);
-	assert_quiet(kfd, 200, "write to an existing file");
+	kt_assert_quiet(kfd, 200, "write to an existing file");
 	/* A second creation re-fires (non-ONESHOT). */
 	snprintf(path, sizeof(path), "%s/b", dir);
 	cr_assert_eq(mkdir(path, 0700), 0);
-	get_one(kfd, "directory created");
+	kt_get_one(kfd, "directory created");
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/a", dir);
 	unlink(path);
@@ -90,9 +74,9 @@ KTEST(inode, dir_remove)
 	snprintf(other, sizeof(other), "%s/new", dir);
 	f = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	close(f);
-	assert_quiet(kfd, 200, "a creation is no REMOVE");
+	kt_assert_quiet(kfd, 200, "a creation is no REMOVE");
 	cr_assert_eq(unlink(path), 0);
-	struct ukevent e = get_one(kfd, "entry removed");
+	struct ukevent e = kt_get_one(kfd, "entry removed");
 	cr_assert_eq(e.user[0], 2u);
 	cr_assert(e.ret_flags & KEVENT_RET_DONE);
 	unlink(other);
@@ -114,9 +98,9 @@ KTEST(inode, file_remove)
 	cr_assert(f >= 0);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 3));
 	close(f);	/* no open file of it is left anywhere */
-	assert_quiet(kfd, 200, "file untouched");
+	kt_assert_quiet(kfd, 200, "file untouched");
 	cr_assert_eq(unlink(path), 0);
-	struct ukevent e = get_one(kfd, "watched file removed");
+	struct ukevent e = kt_get_one(kfd, "watched file removed");
 	cr_assert_eq(e.user[0], 3u);
 	cr_assert(e.ret_flags & KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
 	rmdir(dir);
@@ -165,7 +149,7 @@ KTEST(inode, survives_client_close)
 	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	cr_assert(f >= 0);
 	close(f);
-	struct ukevent e = get_one(kfd, "create after the client closed its fd");
+	struct ukevent e = kt_get_one(kfd, "create after the client closed its fd");
 	cr_assert_eq(e.user[0], 4u);
 	unlink(path);
 	rmdir(dir);
