@@ -20,6 +20,25 @@ static void mkdir_tmp(char *dir)
 	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 }
 
+/* A directory fd to watch, asserted. */
+static int open_dir(const char *dir)
+{
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	cr_assert(d >= 0, "open %s: %s", dir, strerror(errno));
+	return d;
+}
+
+/* Creates dir/name (path receives it); returns the fd open with flags, asserted. */
+static int create_in(const char *dir, const char *name, char *path, size_t len, int flags)
+{
+	snprintf(path, len, "%s/%s", dir, name);
+	int f = open(path, O_CREAT | flags | O_CLOEXEC, 0600);
+
+	cr_assert(f >= 0, "create %s: %s", path, strerror(errno));
+	return f;
+}
+
 KTEST(inode, dir_create)
 {
 	kt_require_type(KEVENT_INODE);
@@ -27,13 +46,10 @@ KTEST(inode, dir_create)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 1));
 	kt_assert_quiet(kfd, 100, "untouched directory");
-	snprintf(path, sizeof(path), "%s/a", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "a", path, sizeof(path), O_WRONLY);
 	struct ukevent e = kt_get_one(kfd, "file created");
 	cr_assert_eq(e.type, (__u32)KEVENT_INODE);
 	cr_assert_eq(e.id.raw[0], (__u32)d);
@@ -63,16 +79,12 @@ KTEST(inode, dir_remove)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	snprintf(path, sizeof(path), "%s/victim", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "victim", path, sizeof(path), O_WRONLY);
 	close(f);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(REMOVE), KEVENT_REQ_ONESHOT, 2));
 	char other[128];
-	snprintf(other, sizeof(other), "%s/new", dir);
-	f = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	f = create_in(dir, "new", other, sizeof(other), O_WRONLY);
 	close(f);
 	kt_assert_quiet(kfd, 200, "a creation is no REMOVE");
 	cr_assert_eq(unlink(path), 0);
@@ -93,9 +105,7 @@ KTEST(inode, file_remove)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	snprintf(path, sizeof(path), "%s/watched", dir);
-	int f = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "watched", path, sizeof(path), O_RDWR);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 3));
 	close(f);	/* no open file of it is left anywhere */
 	kt_assert_quiet(kfd, 200, "file untouched");
@@ -140,14 +150,11 @@ KTEST(inode, survives_client_close)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 4));
 	close(d);
 	cr_assert_eq(kt_queue_kevents(kfd), 1u, "close() removed the inode kevent");
-	snprintf(path, sizeof(path), "%s/c", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "c", path, sizeof(path), O_WRONLY);
 	close(f);
 	struct ukevent e = kt_get_one(kfd, "create after the client closed its fd");
 	cr_assert_eq(e.user[0], 4u);

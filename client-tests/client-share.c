@@ -224,6 +224,20 @@ static int is_done(struct waiter *w)
 	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
 }
 
+/* Three pipes watched for POLLIN (cookies 0..2), then a parked, then b. */
+static void park_a_then_b(int kfd, int p[3][2], struct waiter *a, pthread_t *ta,
+			  struct waiter *b, pthread_t *tb)
+{
+	for (int i = 0; i < 3; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
+	}
+	cr_assert_eq(pthread_create(ta, NULL, waiter_fn, a), 0);
+	kt_await_parked(kfd, 1, 10000);
+	cr_assert_eq(pthread_create(tb, NULL, waiter_fn, b), 0);
+	kt_await_parked(kfd, 2, 10000);
+}
+
 KTEST(share, waiters_arrival_order)
 {
 	int kfd = kt_open(O_RDWR), p[3][2];
@@ -231,14 +245,7 @@ KTEST(share, waiters_arrival_order)
 	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 1 };
 	pthread_t ta, tb;
 
-	for (int i = 0; i < 3; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
-	}
-	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	kt_await_parked(kfd, 1, 10000);
-	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	kt_await_parked(kfd, 2, 10000);
+	park_a_then_b(kfd, p, &a, &ta, &b, &tb);
 	kt_write1(p[0][1]);
 	__u64 end = kt_now_ns() + KT_MS(10000);
 	while (!is_done(&a) && kt_now_ns() < end)
@@ -265,14 +272,7 @@ KTEST(share, waiters_min_nr_met_first)
 	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 4 };
 	pthread_t ta, tb;
 
-	for (int i = 0; i < 3; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
-	}
-	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	kt_await_parked(kfd, 1, 10000);
-	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	kt_await_parked(kfd, 2, 10000);
+	park_a_then_b(kfd, p, &a, &ta, &b, &tb);
 	kt_write1(p[0][1]);
 	pthread_join(tb, NULL);
 	cr_assert_eq(b.ret, 1, "the waiter with min_nr 1 got %d", b.ret);
