@@ -178,27 +178,46 @@ KTEST(ioctl, info_queue_parked_counts_this_queue)
 	close(kfd);
 }
 
-/* A CTL wrapper adding one timer, for the CTL wrapper tests. */
-static void ctl_wrapper(unsigned char *buf, size_t len, struct ukevent *uk)
+/*
+ * A valid call of wrapper nr through a struct of size bytes, byte dirty_at
+ * of it set to 1 unless 0: the result, -errno.  CTL adds one hour-long
+ * timer (cookie); GET_EVENTS takes up to 2 without waiting; SET_ABI asks
+ * for this queue's own revision.
+ */
+static int sized(int kfd, unsigned int nr, size_t size, size_t dirty_at, __u32 cookie)
 {
-	struct kevent_ctl_arg *a = (struct kevent_ctl_arg *)buf;
+	static unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
+	static struct ukevent uk[2];
+	struct kevent_ctl_arg *c = (struct kevent_ctl_arg *)buf;
+	struct kevent_get_events_arg *g = (struct kevent_get_events_arg *)buf;
+	struct kevent_set_abi *a = (struct kevent_set_abi *)buf;
 
-	memset(buf, 0, len);
-	a->cmd = KEVENT_CTL_ADD;
-	a->num = 1;
-	a->events = (__u64)(uintptr_t)uk;
+	memset(buf, 0, sizeof(buf));
+	if (nr == KEVENT_IOC_NR_CTL) {
+		uk[0] = kt_uk_timer(3600000, 0, cookie);
+		c->cmd = KEVENT_CTL_ADD;
+		c->num = 1;
+		c->events = (__u64)(uintptr_t)uk;
+	} else if (nr == KEVENT_IOC_NR_GET_EVENTS) {
+		g->max_nr = 2;
+		g->events = (__u64)(uintptr_t)uk;
+	} else {
+		a->revision = (__u32)kt_rev();
+	}
+	if (dirty_at)
+		buf[dirty_at] = 1;
+	return kt_ioctl(kfd, IOC_W(nr, size), buf);
 }
+
+#define CTL_SIZED(kfd, size, dirty_at, cookie) sized(kfd, KEVENT_IOC_NR_CTL, size, dirty_at, cookie)
 
 /* D24: a CTL wrapper below VER0 is EINVAL, without effect. */
 KTEST(ioctl, ctl_wrapper_below_ver0_einval)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[64];
-	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
 
-	ctl_wrapper(buf, sizeof(buf), &uk);
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 8), buf), -EINVAL, "CTL size 8");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 15), buf), -EINVAL, "CTL size 15");
+	EXPECT_RC(CTL_SIZED(kfd, 8, 0, 1), -EINVAL, "CTL size 8");
+	EXPECT_RC(CTL_SIZED(kfd, 15, 0, 1), -EINVAL, "CTL size 15");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
 	close(kfd);
 }
@@ -207,11 +226,8 @@ KTEST(ioctl, ctl_wrapper_below_ver0_einval)
 KTEST(ioctl, ctl_wrapper_above_arg_max_e2big)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
-	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
 
-	ctl_wrapper(buf, sizeof(buf), &uk);
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG,
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX + 1, 0, 1), -E2BIG,
 		  "CTL size above KEVENT_IOC_ARG_MAX");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
 	close(kfd);
@@ -221,17 +237,11 @@ KTEST(ioctl, ctl_wrapper_above_arg_max_e2big)
 KTEST(ioctl, ctl_wrapper_dirty_tail_e2big)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
-	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
 
-	ctl_wrapper(buf, sizeof(buf), &uk);
-	buf[40] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), -E2BIG, "non-zero tail");
+	EXPECT_RC(CTL_SIZED(kfd, 48, 40, 1), -E2BIG, "non-zero tail");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused wrapper had an effect");
-	buf[40] = 0;
-	buf[KEVENT_IOC_ARG_MAX - 1] = 1;
-	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), -E2BIG,
-		     "non-zero last byte of a KEVENT_IOC_ARG_MAX struct");
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX, KEVENT_IOC_ARG_MAX - 1, 1), -E2BIG,
+		  "non-zero last byte of a KEVENT_IOC_ARG_MAX struct");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused wrapper had an effect");
 	close(kfd);
 }
@@ -240,57 +250,45 @@ KTEST(ioctl, ctl_wrapper_dirty_tail_e2big)
 KTEST(ioctl, ctl_wrapper_zero_tail_accepted)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
-	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
 
-	ctl_wrapper(buf, sizeof(buf), &uk);
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), 0, "zero tail: as VER0");
+	EXPECT_RC(CTL_SIZED(kfd, 48, 0, 1), 0, "zero tail: as VER0");
 	cr_assert_eq(kt_queue_kevents(kfd), 1u);
-	uk = kt_uk_timer(3600000, 0, 2);
-	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), 0,
-		     "KEVENT_IOC_ARG_MAX with a zero tail");
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX, 0, 2), 0, "KEVENT_IOC_ARG_MAX with a zero tail");
 	cr_assert_eq(kt_queue_kevents(kfd), 2u);
 	close(kfd);
-}
-
-/* A non-blocking GET_EVENTS wrapper of max_nr 2 into out. */
-static void get_wrapper(unsigned char *buf, size_t len, struct ukevent *out)
-{
-	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
-
-	memset(buf, 0, len);
-	a->max_nr = 2;
-	a->events = (__u64)(uintptr_t)out;
 }
 
 /* D24: GET_EVENTS below VER0 is EINVAL, above KEVENT_IOC_ARG_MAX E2BIG. */
 KTEST(ioctl, get_events_wrapper_sizes)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct ukevent out[2];
+	unsigned int nr = KEVENT_IOC_NR_GET_EVENTS;
 
-	get_wrapper(buf, sizeof(buf), out);
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 24), buf), -EINVAL, "size 24 < VER0");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, KEVENT_IOC_ARG_MAX + 4), buf), -E2BIG,
-		  "size above KEVENT_IOC_ARG_MAX");
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "VER0 size");
+	EXPECT_RC(sized(kfd, nr, 24, 0, 0), -EINVAL, "size 24 < VER0");
+	EXPECT_RC(sized(kfd, nr, KEVENT_IOC_ARG_MAX + 4, 0, 0), -E2BIG, "size above KEVENT_IOC_ARG_MAX");
+	EXPECT_RC(sized(kfd, nr, KEVENT_GET_EVENTS_ARG_SIZE_VER0, 0, 0), 0, "VER0 size");
 	close(kfd);
+}
+
+/* GET_EVENTS of max_nr 2 through the VER0 wrapper: the result, -errno. */
+static int get_raw(int kfd, __u32 min_nr, __u64 timeout_ns, __u32 flags, __u32 ioc_flags)
+{
+	struct ukevent out[2];
+	struct kevent_get_events_arg a = {
+		.min_nr = min_nr, .max_nr = 2, .timeout_ns = timeout_ns,
+		.events = (__u64)(uintptr_t)out, .flags = flags, .ioc_flags = ioc_flags,
+	};
+
+	return kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, &a);
 }
 
 /* D24: unknown ioc_flags bits are EINVAL. */
 KTEST(ioctl, get_events_unknown_ioc_flags_einval)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
-	struct ukevent out[2];
 
-	get_wrapper(buf, sizeof(buf), out);
-	a->ioc_flags = 0x2;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 0x2");
-	a->ioc_flags = 0x80000000u;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 31");
+	EXPECT_RC(get_raw(kfd, 0, 0, 0, 0x2), -EINVAL, "unknown ioc_flags bit 0x2");
+	EXPECT_RC(get_raw(kfd, 0, 0, 0, 0x80000000u), -EINVAL, "unknown ioc_flags bit 31");
 	close(kfd);
 }
 
@@ -298,15 +296,9 @@ KTEST(ioctl, get_events_unknown_ioc_flags_einval)
 KTEST(ioctl, get_events_nonblock_ioc_flag)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
-	struct ukevent out[2];
 
-	get_wrapper(buf, sizeof(buf), out);
-	a->ioc_flags = KEVENT_GET_NONBLOCK;
-	a->min_nr = 1;
-	a->timeout_ns = KEVENT_TIMEOUT_INFINITE;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "NONBLOCK ioc_flag: returns at once");
+	EXPECT_RC(get_raw(kfd, 1, KEVENT_TIMEOUT_INFINITE, 0, KEVENT_GET_NONBLOCK), 0,
+		  "NONBLOCK ioc_flag: returns at once");
 	close(kfd);
 }
 
@@ -314,13 +306,8 @@ KTEST(ioctl, get_events_nonblock_ioc_flag)
 KTEST(ioctl, get_events_2006_flags_lenient)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
-	struct ukevent out[2];
 
-	get_wrapper(buf, sizeof(buf), out);
-	a->flags = 0xffffffffu;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "2006 flags ~0");
+	EXPECT_RC(get_raw(kfd, 0, 0, 0xffffffffu, 0), 0, "2006 flags ~0");
 	close(kfd);
 }
 
@@ -328,14 +315,9 @@ KTEST(ioctl, get_events_2006_flags_lenient)
 KTEST(ioctl, get_events_wrapper_tail)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct ukevent out[2];
 
-	get_wrapper(buf, sizeof(buf), out);
-	buf[36] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), -E2BIG, "non-zero tail");
-	buf[36] = 0;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), 0, "zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_GET_EVENTS, 40, 36, 0), -E2BIG, "non-zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_GET_EVENTS, 40, 0, 0), 0, "zero tail");
 	close(kfd);
 }
 
@@ -343,13 +325,9 @@ KTEST(ioctl, get_events_wrapper_tail)
 KTEST(ioctl, set_abi_wrapper_sizes)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[64];
-	struct kevent_set_abi *s = (struct kevent_set_abi *)buf;
 
-	memset(buf, 0, sizeof(buf));
-	s->revision = (__u32)kt_rev();	/* this queue's own revision */
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 8), buf), -EINVAL, "size 8");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG,
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 8, 0, 0), -EINVAL, "size 8");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MAX + 1, 0, 0), -E2BIG,
 		  "size above KEVENT_IOC_ARG_MAX");
 	close(kfd);
 }
@@ -368,15 +346,9 @@ KTEST(ioctl, set_abi_wrapper_reserved_einval)
 KTEST(ioctl, set_abi_wrapper_tail)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[64];
-	struct kevent_set_abi *s = (struct kevent_set_abi *)buf;
 
-	memset(buf, 0, sizeof(buf));
-	s->revision = (__u32)kt_rev();
-	buf[20] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), -E2BIG, "non-zero tail");
-	buf[20] = 0;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), 0, "zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 24, 20, 0), -E2BIG, "non-zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 24, 0, 0), 0, "zero tail");
 	close(kfd);
 }
 

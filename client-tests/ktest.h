@@ -30,7 +30,9 @@
  * through tests/vm/guest".
  *
  * Adding revision n to the header: copy the KT_AT_2 block below as KT_AT_n
- * (its KT_LE_n_* table lists 1 .. n), and add KT_AT_n to KTEST_REVS.
+ * (its KT_LE_n_* table lists 1 .. n; it tests KT_LE(n, first) and not
+ * KT_LE(n - 1, last)), add KT_AT_n to KTEST_REVS and raise the #error's
+ * bound to n.
  *
  * Backend-specific tests call ktest_only_backend(KEVENT_BACKEND_MODULE,
  * "module only: why") and skip elsewhere with that reason.
