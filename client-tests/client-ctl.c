@@ -585,6 +585,21 @@ KTEST(ctl, set_abi_revision_1_accepted)
 	close(kfd);
 }
 
+/* A12: SET_ABI accepts every revision from 1 to INFO's highest served. */
+KTEST(ctl, set_abi_every_served_revision_accepted)
+{
+	__u32 highest = kt_backend_info()->abi_revision;
+
+	cr_assert_geq(highest, 1u, "INFO abi_revision %u", highest);
+	for (__u32 rev = 1; rev <= highest; rev++) {
+		int kfd = kt_open(O_RDWR);
+
+		cr_assert_eq(kevent_set_abi(kfd, rev, 0), 0, "SET_ABI(%u), highest served %u: %s",
+			     rev, highest, strerror(errno));
+		close(kfd);
+	}
+}
+
 /* A12: a revision above INFO's highest served, or 0, is refused EINVAL. */
 KTEST(ctl, set_abi_unserved_revision_einval)
 {

@@ -112,8 +112,9 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 {
 	const struct kevent_set_abi *a = &plan->arg.set_abi;
 
+	/* A12: every revision served, 1 .. INFO's abi_revision. */
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision != KEVENT_ABI_REVISION)
+	    a->revision < 1 || a->revision > KEVENT_ABI_REVISION)
 		return -EINVAL;
 	return 0;
 }

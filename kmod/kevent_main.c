@@ -627,7 +627,8 @@ static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 {
 	long ret = 0;
 
-	if (a->revision != KEVENT_ABI_REVISION ||
+	/* A12: every revision served, 1 .. INFO's abi_revision. */
+	if (a->revision < 1 || a->revision > KEVENT_ABI_REVISION ||
 	    (a->flags & ~KEVENT_ABI_FLAGS) || a->__reserved)
 		return -EINVAL;
 	mutex_lock(&q->ctl_mutex);
