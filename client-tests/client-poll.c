@@ -396,9 +396,9 @@ KTEST(poll, pidfd_fires_on_exit)
 	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	cr_assert_geq(pidfd, 0, "pidfd_open: %s", strerror(errno));
 	kt_add_queued(kfd, kt_uk_poll(pidfd, P(POLLIN), 0, 1));
-	assert_quiet(kfd, 100, "the process is alive");
+	kt_assert_quiet(kfd, 100, "the process is alive");
 	close(p[1]);
-	struct ukevent e = get_one(kfd, "the process exited");
+	struct ukevent e = kt_get_one(kfd, "the process exited");
 	cr_assert_eq(e.user[0], 1u);
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
 	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "ret_data[0] %#x", e.ret_data[0]);
