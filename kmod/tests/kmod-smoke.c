@@ -880,8 +880,8 @@ static int t_set_abi(void)
 	struct ukevent uk[2];
 
 	CHECK(set_abi(fd, KEVENT_ABI_REVISION + 1, 0, 0) == -EINVAL, "bad revision");
-	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0x80, 0) == -EINVAL, "unknown flag");
-	CHECK(set_abi(fd, KEVENT_ABI_REVISION, 0, 1) == -EINVAL, "reserved");
+	CHECK(set_abi(fd, 1, 0x80, 0) == -EINVAL, "unknown flag");
+	CHECK(set_abi(fd, 1, 0, 1) == -EINVAL, "reserved");
 	CHECK(ctl(fd, 9, 1, uk) == -EINVAL, "bad CTL");
 	CHECK(set_abi(fd, KEVENT_ABI_REVISION, KEVENT_ABI_STRICT, 0) == 0,
 	      "STRICT after a refused CTL");
