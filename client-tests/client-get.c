@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -148,7 +149,8 @@ KTEST(get, infinite_waits)
 	kt_pipe(p);
 	kt_add_queued(inf_kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
 	cr_assert_eq(pthread_create(&th, NULL, inf_waiter, NULL), 0);
-	kt_sleep_ms(1500);
+	kt_await_parked(inf_kfd, 1, 10000);
+	kt_sleep_ms(1500);	/* the subject: time passes and the parked call stays */
 	cr_assert_eq(__atomic_load_n(&inf_done, __ATOMIC_ACQUIRE), 0,
 		     "INFINITE returned %d after 1.5 s with nothing ready", inf_ret);
 	kt_write1(p[1]);
@@ -248,7 +250,7 @@ KTEST(get, signal_returns_ready_not_eintr)
 	kt_add_queued(sig_kfd, kt_uk_timer(3600000, 0, 1));
 	__u64 t0 = kt_now_ns();
 	cr_assert_eq(pthread_create(&th, NULL, sig_waiter, NULL), 0);
-	kt_sleep_ms(500);
+	kt_await_parked(sig_kfd, 1, 10000);
 	pthread_kill(th, SIGUSR1);
 	pthread_join(th, NULL);
 	cr_assert_neq(sig_ret, -EINTR, "a signal gave EINTR (D22)");
@@ -317,9 +319,8 @@ KTEST(get, late_fault_loses_the_taken_events)
 
 	cr_assert(m != MAP_FAILED);
 	g.out = (struct ukevent *)(m + pg - sizeof(struct ukevent));
-	__u64 base = kt_live_waiters();
 	cr_assert_eq(pthread_create(&th, NULL, late_getter, &g), 0);
-	kt_await_waiters(base, 1);
+	kt_await_parked(g.kfd, 1, 10000);
 	cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
 	/* Timers, so the retry path (no fd origins) runs it too; ready order 1, 2. */
 	kt_add_queued(g.kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1));
@@ -358,9 +359,11 @@ KTEST(get, poll_on_kevent_fd)
 
 static int poll_kfd;
 static int poll_ret;
+static pid_t poll_tid;
 
 static void *poll_blocker(void *arg)
 {
+	__atomic_store_n(&poll_tid, kt_gettid(), __ATOMIC_RELEASE);
 	poll_ret = kt_poll1(poll_kfd, POLLIN, 20000);
 	return NULL;
 }
@@ -372,7 +375,9 @@ KTEST(get, poll_wakes_up)
 
 	poll_kfd = kt_open(O_RDWR);
 	cr_assert_eq(pthread_create(&th, NULL, poll_blocker, NULL), 0);
-	kt_sleep_ms(200);
+	while (!__atomic_load_n(&poll_tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	kt_await_in_poll(poll_tid, "poll() on the kevent fd");
 	kt_add_queued(poll_kfd, kt_uk_timer(100, KEVENT_REQ_ONESHOT, 1));
 	pthread_join(th, NULL);
 	cr_assert(poll_ret & POLLIN, "poll was not woken by a timer kevent (revents %#x)", poll_ret);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A hostile caller (RULES B2): another thread rewrites the wrapper header
+ * A hostile caller (design.md B2): another thread rewrites the wrapper header
  * (count and array address) while the call runs.  Whatever the backend
  * read and whenever it read it (the CUSE retry path reads the header once
  * per round), it may only write inside an array the header named at some

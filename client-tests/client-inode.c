@@ -20,20 +20,23 @@ static void mkdir_tmp(char *dir)
 	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 }
 
-static struct ukevent get_one(int kfd, const char *what)
+/* A directory fd to watch, asserted. */
+static int open_dir(const char *dir)
 {
-	struct ukevent out[4];
-	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	cr_assert(n >= 1, "%s: no event within 5 s", what);
-	return out[0];
+	cr_assert(d >= 0, "open %s: %s", dir, strerror(errno));
+	return d;
 }
 
-static void assert_quiet(int kfd, unsigned int ms, const char *what)
+/* Creates dir/name (path receives it); returns the fd open with flags, asserted. */
+static int create_in(const char *dir, const char *name, char *path, size_t len, int flags)
 {
-	struct ukevent out[4];
+	snprintf(path, len, "%s/%s", dir, name);
+	int f = open(path, O_CREAT | flags | O_CLOEXEC, 0600);
 
-	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(ms), out), 0, "%s: an event fired", what);
+	cr_assert(f >= 0, "create %s: %s", path, strerror(errno));
+	return f;
 }
 
 KTEST(inode, dir_create)
@@ -43,14 +46,11 @@ KTEST(inode, dir_create)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 1));
-	assert_quiet(kfd, 100, "untouched directory");
-	snprintf(path, sizeof(path), "%s/a", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
-	struct ukevent e = get_one(kfd, "file created");
+	kt_assert_quiet(kfd, 100, "untouched directory");
+	int f = create_in(dir, "a", path, sizeof(path), O_WRONLY);
+	struct ukevent e = kt_get_one(kfd, "file created");
 	cr_assert_eq(e.type, (__u32)KEVENT_INODE);
 	cr_assert_eq(e.id.raw[0], (__u32)d);
 	cr_assert_eq(e.user[0], 1u);
@@ -59,11 +59,11 @@ KTEST(inode, dir_create)
 	kt_get(kfd, 0, 4, 0, (struct ukevent[4]){ 0 });
 	cr_assert_eq(write(f, "x", 1), 1);
 	close(f);
-	assert_quiet(kfd, 200, "write to an existing file");
+	kt_assert_quiet(kfd, 200, "write to an existing file");
 	/* A second creation re-fires (non-ONESHOT). */
 	snprintf(path, sizeof(path), "%s/b", dir);
 	cr_assert_eq(mkdir(path, 0700), 0);
-	get_one(kfd, "directory created");
+	kt_get_one(kfd, "directory created");
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/a", dir);
 	unlink(path);
@@ -79,20 +79,16 @@ KTEST(inode, dir_remove)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	snprintf(path, sizeof(path), "%s/victim", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "victim", path, sizeof(path), O_WRONLY);
 	close(f);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(REMOVE), KEVENT_REQ_ONESHOT, 2));
 	char other[128];
-	snprintf(other, sizeof(other), "%s/new", dir);
-	f = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	f = create_in(dir, "new", other, sizeof(other), O_WRONLY);
 	close(f);
-	assert_quiet(kfd, 200, "a creation is no REMOVE");
+	kt_assert_quiet(kfd, 200, "a creation is no REMOVE");
 	cr_assert_eq(unlink(path), 0);
-	struct ukevent e = get_one(kfd, "entry removed");
+	struct ukevent e = kt_get_one(kfd, "entry removed");
 	cr_assert_eq(e.user[0], 2u);
 	cr_assert(e.ret_flags & KEVENT_RET_DONE);
 	unlink(other);
@@ -109,14 +105,12 @@ KTEST(inode, file_remove)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	snprintf(path, sizeof(path), "%s/watched", dir);
-	int f = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "watched", path, sizeof(path), O_RDWR);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 3));
 	close(f);	/* no open file of it is left anywhere */
-	assert_quiet(kfd, 200, "file untouched");
+	kt_assert_quiet(kfd, 200, "file untouched");
 	cr_assert_eq(unlink(path), 0);
-	struct ukevent e = get_one(kfd, "watched file removed");
+	struct ukevent e = kt_get_one(kfd, "watched file removed");
 	cr_assert_eq(e.user[0], 3u);
 	cr_assert(e.ret_flags & KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
 	rmdir(dir);
@@ -156,16 +150,13 @@ KTEST(inode, survives_client_close)
 	char dir[64], path[128];
 
 	mkdir_tmp(dir);
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(d >= 0);
+	int d = open_dir(dir);
 	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), 0, 4));
 	close(d);
 	cr_assert_eq(kt_queue_kevents(kfd), 1u, "close() removed the inode kevent");
-	snprintf(path, sizeof(path), "%s/c", dir);
-	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert(f >= 0);
+	int f = create_in(dir, "c", path, sizeof(path), O_WRONLY);
 	close(f);
-	struct ukevent e = get_one(kfd, "create after the client closed its fd");
+	struct ukevent e = kt_get_one(kfd, "create after the client closed its fd");
 	cr_assert_eq(e.user[0], 4u);
 	unlink(path);
 	rmdir(dir);

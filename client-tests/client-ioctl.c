@@ -4,6 +4,7 @@
  * the errors the ioctl layer gives (D11), read()/write() (D15), RING_SHM.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,8 +30,10 @@ KTEST(ioctl, info_contents)
 	struct kevent_info i;
 
 	kt_info(kfd, &i);
-	cr_assert_eq(i.size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size %u", i.size);
-	cr_assert_eq(i.abi_revision, (__u32)KEVENT_ABI_REVISION);
+	cr_assert_eq(i.size, (__u32)sizeof(i), "INFO size %u, want %zu: a backend of this tree fills "
+		     "this header's INFO", i.size, sizeof(i));
+	cr_assert_geq(i.abi_revision, 1u, "INFO abi_revision %u: every backend serves revision 1",
+		      i.abi_revision);
 	cr_assert(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE ||
 		  i.backend == KEVENT_BACKEND_FUSE,
 		  "a device backend must be cuse, module or fuse, INFO says %u", i.backend);
@@ -93,138 +96,316 @@ KTEST(ioctl, info_counts_queue)
 	close(kfd);
 }
 
-/* D24: INFO with a smaller, a larger and an absurd struct. */
-KTEST(ioctl, info_sizes)
+/* D24: INFO smaller than VER0 is EINVAL. */
+KTEST(ioctl, info_below_ver0_einval)
 {
 	int kfd = kt_open(O_RDWR);
 	unsigned char buf[2048];
 
 	memset(buf, 0xa5, sizeof(buf));
 	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, 8), buf), -EINVAL, "INFO size 8 < VER0");
-	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER0 - 8), buf), -EINVAL, "kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER");
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER0 - 8), buf), -EINVAL,
+		  "INFO size VER0 - 8");
+	close(kfd);
+}
+
+/* D24: INFO above KEVENT_IOC_ARG_MAX is E2BIG. */
+KTEST(ioctl, info_above_arg_max_e2big)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[2048];
+
 	cr_assert_eq(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_IOC_ARG_MAX + 8), buf), -E2BIG,
 		     "INFO size above KEVENT_IOC_ARG_MAX");
+	close(kfd);
+}
+
+/* D24, docs/abi-change.md 4: a larger caller gets what the backend knows and a zero tail. */
+KTEST(ioctl, info_larger_caller_zero_tail)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[2048];
+
 	memset(buf, 0, sizeof(buf));
 	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, 256), buf), 0, "INFO of a newer, larger caller");
 	struct kevent_info *i = (struct kevent_info *)buf;
-	cr_assert_eq(i->size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size field %u: bytes the backend filled",
+	cr_assert_eq(i->size, (__u32)KEVENT_INFO_SIZE_VER1, "INFO size field %u: bytes the backend filled",
 		     i->size);
 	cr_assert_eq(i->ukevent_size, 40u);
-	for (int k = KEVENT_INFO_SIZE_VER0; k < 256; k++)
+	for (int k = KEVENT_INFO_SIZE_VER1; k < 256; k++)
 		cr_assert_eq(buf[k], 0, "INFO wrote byte %d past what it knows", k);
 	close(kfd);
 }
 
-/* D24 for the CTL wrapper: size, zero tail. */
-KTEST(ioctl, ctl_wrapper_sizes)
+/* docs/abi-change.md 4: a VER0 caller gets VER0 bytes, size VER0, nothing past them. */
+KTEST(ioctl, info_ver0_caller_gets_ver0)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
-	struct kevent_ctl_arg *a = (struct kevent_ctl_arg *)buf;
-	struct ukevent uk = kt_uk_timer(3600000, 0, 1);
+	unsigned char buf[256];
+
+	memset(buf, 0xa5, sizeof(buf));
+	EXPECT_RC(kt_ioctl(kfd, IOC_R(KEVENT_IOC_NR_INFO, KEVENT_INFO_SIZE_VER0), buf), 0,
+		  "INFO of a VER0 caller");
+	struct kevent_info *i = (struct kevent_info *)buf;
+	cr_assert_eq(i->size, (__u32)KEVENT_INFO_SIZE_VER0, "INFO size field %u for a VER0 caller",
+		     i->size);
+	cr_assert_eq(i->ukevent_size, 40u);
+	for (int k = KEVENT_INFO_SIZE_VER0; k < (int)sizeof(buf); k++)
+		cr_assert_eq(buf[k], 0xa5, "INFO wrote byte %d past a VER0 caller's struct", k);
+	close(kfd);
+}
+
+static void *park_one(void *arg)
+{
+	struct ukevent out[1];
+
+	return (void *)(intptr_t)kt_get(*(int *)arg, 1, 1, KT_MS(60000), out);
+}
+
+/* INFO queue_parked: this queue's parked calls, from the park to the event. */
+KTEST(ioctl, info_queue_parked_counts_this_queue)
+{
+	int kfd = kt_open(O_RDWR), other = kt_open(O_RDWR);
+	pthread_t th;
+	void *ret;
+
+	cr_assert_eq(kt_queue_parked(kfd), 0u, "a fresh queue has parked calls");
+	cr_assert_eq(pthread_create(&th, NULL, park_one, &kfd), 0);
+	kt_await_parked(kfd, 1, 10000);
+	cr_assert_eq(kt_queue_parked(other), 0u, "another queue's parked call counted here");
+	kt_add_queued(kfd, kt_uk_timer(1, KEVENT_REQ_ONESHOT, 1));
+	pthread_join(th, &ret);
+	cr_assert_eq((int)(intptr_t)ret, 1, "the parked call returned %d", (int)(intptr_t)ret);
+	cr_assert_eq(kt_queue_parked(kfd), 0u, "a served call still counted as parked");
+	close(other);
+	close(kfd);
+}
+
+/*
+ * A valid call of wrapper nr through a struct of size bytes, byte dirty_at
+ * of it set to 1 unless 0: the result, -errno.  CTL adds one hour-long
+ * timer (cookie); GET_EVENTS takes up to 2 without waiting; SET_ABI asks
+ * for this queue's own revision.
+ */
+static int sized(int kfd, unsigned int nr, size_t size, size_t dirty_at, __u32 cookie)
+{
+	static unsigned char buf[KEVENT_IOC_ARG_MAX + 64];
+	static struct ukevent uk[2];
+	struct kevent_ctl_arg *c = (struct kevent_ctl_arg *)buf;
+	struct kevent_get_events_arg *g = (struct kevent_get_events_arg *)buf;
+	struct kevent_set_abi *a = (struct kevent_set_abi *)buf;
 
 	memset(buf, 0, sizeof(buf));
-	a->cmd = KEVENT_CTL_ADD;
-	a->num = 1;
-	a->events = (__u64)(uintptr_t)&uk;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 8), buf), -EINVAL, "CTL size 8");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 15), buf), -EINVAL, "CTL size 15");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX + ");
+	if (nr == KEVENT_IOC_NR_CTL) {
+		uk[0] = kt_uk_timer(3600000, 0, cookie);
+		c->cmd = KEVENT_CTL_ADD;
+		c->num = 1;
+		c->events = (__u64)(uintptr_t)uk;
+	} else if (nr == KEVENT_IOC_NR_GET_EVENTS) {
+		g->max_nr = 2;
+		g->events = (__u64)(uintptr_t)uk;
+	} else {
+		a->revision = (__u32)kt_rev();
+	}
+	if (dirty_at)
+		buf[dirty_at] = 1;
+	return kt_ioctl(kfd, IOC_W(nr, size), buf);
+}
+
+#define CTL_SIZED(kfd, size, dirty_at, cookie) sized(kfd, KEVENT_IOC_NR_CTL, size, dirty_at, cookie)
+
+/* D24: a CTL wrapper below VER0 is EINVAL, without effect. */
+KTEST(ioctl, ctl_wrapper_below_ver0_einval)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(CTL_SIZED(kfd, 8, 0, 1), -EINVAL, "CTL size 8");
+	EXPECT_RC(CTL_SIZED(kfd, 15, 0, 1), -EINVAL, "CTL size 15");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
-	buf[40] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), -E2BIG, "non-zero tail");
+	close(kfd);
+}
+
+/* D24: a CTL wrapper above KEVENT_IOC_ARG_MAX is E2BIG, without effect. */
+KTEST(ioctl, ctl_wrapper_above_arg_max_e2big)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX + 1, 0, 1), -E2BIG,
+		  "CTL size above KEVENT_IOC_ARG_MAX");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* D24: a larger CTL wrapper with a non-zero tail is E2BIG, without effect. */
+KTEST(ioctl, ctl_wrapper_dirty_tail_e2big)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(CTL_SIZED(kfd, 48, 40, 1), -E2BIG, "non-zero tail");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused wrapper had an effect");
-	buf[40] = 0;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, 48), buf), 0, "zero tail: as VER0");
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX, KEVENT_IOC_ARG_MAX - 1, 1), -E2BIG,
+		  "non-zero last byte of a KEVENT_IOC_ARG_MAX struct");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused wrapper had an effect");
+	close(kfd);
+}
+
+/* D24: a larger CTL wrapper with a zero tail works as VER0. */
+KTEST(ioctl, ctl_wrapper_zero_tail_accepted)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(CTL_SIZED(kfd, 48, 0, 1), 0, "zero tail: as VER0");
 	cr_assert_eq(kt_queue_kevents(kfd), 1u);
-	buf[KEVENT_IOC_ARG_MAX - 1] = 1;
-	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), -E2BIG,
-		     "non-zero last byte of a KEVENT_IOC_ARG_MAX struct");
-	buf[KEVENT_IOC_ARG_MAX - 1] = 0;
-	uk = kt_uk_timer(3600000, 0, 2);
-	cr_assert_eq(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_CTL, KEVENT_IOC_ARG_MAX), buf), 0,
-		     "KEVENT_IOC_ARG_MAX with a zero tail");
+	EXPECT_RC(CTL_SIZED(kfd, KEVENT_IOC_ARG_MAX, 0, 2), 0, "KEVENT_IOC_ARG_MAX with a zero tail");
 	cr_assert_eq(kt_queue_kevents(kfd), 2u);
 	close(kfd);
 }
 
-/* D24 for GET_EVENTS: size, tail, unknown ioc_flags. */
-KTEST(ioctl, get_events_wrapper)
+/* D24: GET_EVENTS below VER0 is EINVAL, above KEVENT_IOC_ARG_MAX E2BIG. */
+KTEST(ioctl, get_events_wrapper_sizes)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[128];
-	struct kevent_get_events_arg *a = (struct kevent_get_events_arg *)buf;
+	unsigned int nr = KEVENT_IOC_NR_GET_EVENTS;
+
+	EXPECT_RC(sized(kfd, nr, 24, 0, 0), -EINVAL, "size 24 < VER0");
+	EXPECT_RC(sized(kfd, nr, KEVENT_IOC_ARG_MAX + 4, 0, 0), -E2BIG, "size above KEVENT_IOC_ARG_MAX");
+	EXPECT_RC(sized(kfd, nr, KEVENT_GET_EVENTS_ARG_SIZE_VER0, 0, 0), 0, "VER0 size");
+	close(kfd);
+}
+
+/* GET_EVENTS of max_nr 2 through the VER0 wrapper: the result, -errno. */
+static int get_raw(int kfd, __u32 min_nr, __u64 timeout_ns, __u32 flags, __u32 ioc_flags)
+{
 	struct ukevent out[2];
+	struct kevent_get_events_arg a = {
+		.min_nr = min_nr, .max_nr = 2, .timeout_ns = timeout_ns,
+		.events = (__u64)(uintptr_t)out, .flags = flags, .ioc_flags = ioc_flags,
+	};
 
-	memset(buf, 0, sizeof(buf));
-	a->max_nr = 2;
-	a->events = (__u64)(uintptr_t)out;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 24), buf), -EINVAL, "size 24 < VER0");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, KEVENT_IOC_ARG_MAX + 4), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, KEVENT_IOC_ARG");
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf)");
-	a->ioc_flags = 0x2;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 0x2");
-	a->ioc_flags = 0x80000000u;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), -EINVAL, "unknown ioc_flags bit 31");
-	a->ioc_flags = KEVENT_GET_NONBLOCK;
-	a->min_nr = 1;
-	a->timeout_ns = KEVENT_TIMEOUT_INFINITE;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "NONBLOCK ioc_flag: returns at once");
-	a->ioc_flags = 0;
-	a->min_nr = 0;
-	a->flags = 0xffffffffu;		/* the 2006 argument: lenient */
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf), 0, "kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, buf)");
-	buf[36] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), -E2BIG, "non-zero tail");
-	buf[36] = 0;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_GET_EVENTS, 40), buf), 0, "zero tail");
-	close(kfd);
+	return kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, &a);
 }
 
-KTEST(ioctl, set_abi_wrapper)
+/* D24: unknown ioc_flags bits are EINVAL. */
+KTEST(ioctl, get_events_unknown_ioc_flags_einval)
 {
 	int kfd = kt_open(O_RDWR);
-	unsigned char buf[64];
-	struct kevent_set_abi *s = (struct kevent_set_abi *)buf;
 
-	memset(buf, 0, sizeof(buf));
-	s->revision = KEVENT_ABI_REVISION;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 8), buf), -EINVAL, "size 8");
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MAX + 1), buf), -E2BIG, "kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MA");
-	s->__reserved = 1ULL << 63;
-	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_SET_ABI, buf), -EINVAL, "reserved field");
-	s->__reserved = 0;
-	buf[20] = 1;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), -E2BIG, "non-zero tail");
-	buf[20] = 0;
-	EXPECT_RC(kt_ioctl(kfd, IOC_W(KEVENT_IOC_NR_SET_ABI, 24), buf), 0, "zero tail");
+	EXPECT_RC(get_raw(kfd, 0, 0, 0, 0x2), -EINVAL, "unknown ioc_flags bit 0x2");
+	EXPECT_RC(get_raw(kfd, 0, 0, 0, 0x80000000u), -EINVAL, "unknown ioc_flags bit 31");
 	close(kfd);
 }
 
-/* D24: an unknown ioctl number, another magic: ENOTTY. */
-KTEST(ioctl, unknown_ioctl_enotty)
+/* KEVENT_GET_NONBLOCK in ioc_flags returns at once. */
+KTEST(ioctl, get_events_nonblock_ioc_flag)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(get_raw(kfd, 1, KEVENT_TIMEOUT_INFINITE, 0, KEVENT_GET_NONBLOCK), 0,
+		  "NONBLOCK ioc_flag: returns at once");
+	close(kfd);
+}
+
+/* A1: the 2006 flags argument is not checked. */
+KTEST(ioctl, get_events_2006_flags_lenient)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(get_raw(kfd, 0, 0, 0xffffffffu, 0), 0, "2006 flags ~0");
+	close(kfd);
+}
+
+/* D24: a larger GET_EVENTS wrapper: non-zero tail E2BIG, zero tail as VER0. */
+KTEST(ioctl, get_events_wrapper_tail)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_GET_EVENTS, 40, 36, 0), -E2BIG, "non-zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_GET_EVENTS, 40, 0, 0), 0, "zero tail");
+	close(kfd);
+}
+
+/* D24: SET_ABI below VER0 is EINVAL, above KEVENT_IOC_ARG_MAX E2BIG. */
+KTEST(ioctl, set_abi_wrapper_sizes)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 8, 0, 0), -EINVAL, "size 8");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, KEVENT_IOC_ARG_MAX + 1, 0, 0), -E2BIG,
+		  "size above KEVENT_IOC_ARG_MAX");
+	close(kfd);
+}
+
+/* D24: SET_ABI's __reserved must be 0. */
+KTEST(ioctl, set_abi_wrapper_reserved_einval)
+{
+	int kfd = kt_open(O_RDWR);
+	struct kevent_set_abi s = { .revision = (__u32)kt_rev(), .__reserved = 1ULL << 63 };
+
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_SET_ABI, &s), -EINVAL, "reserved field");
+	close(kfd);
+}
+
+/* D24: a larger SET_ABI wrapper: non-zero tail E2BIG, zero tail as VER0. */
+KTEST(ioctl, set_abi_wrapper_tail)
+{
+	int kfd = kt_open(O_RDWR);
+
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 24, 20, 0), -E2BIG, "non-zero tail");
+	EXPECT_RC(sized(kfd, KEVENT_IOC_NR_SET_ABI, 24, 0, 0), 0, "zero tail");
+	close(kfd);
+}
+
+/* D24: an unknown ioctl number of this magic is ENOTTY. */
+KTEST(ioctl, unknown_nr_enotty)
 {
 	int kfd = kt_open(O_RDWR);
 	unsigned char buf[64] = { 0 };
 
 	EXPECT_RC(kt_ioctl(kfd, IOC_W(0x06, 16), buf), -ENOTTY, "nr 6");
-	if (!(kt_backend_info()->features & KEVENT_FEAT_FAULT_INJECT))
-		EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_FAULT, buf), -ENOTTY,
-			  "KEVENT_IOC_FAULT without KEVENT_FEAT_FAULT_INJECT");
 	EXPECT_RC(kt_ioctl(kfd, IOC_R(0x7f, 16), buf), -ENOTTY, "nr 0x7f");
 	EXPECT_RC(kt_ioctl(kfd, IOC_W(0xff, 16), buf), -ENOTTY, "nr 0xff");
+	EXPECT_RC(kt_ioctl(kfd, _IO(KEVENT_IOC_MAGIC, 0x10), NULL), -ENOTTY, "_IO nr 0x10");
+	close(kfd);
+}
+
+/* KEVENT_IOC_FAULT is ENOTTY unless INFO has KEVENT_FEAT_FAULT_INJECT. */
+KTEST(ioctl, fault_without_feature_enotty)
+{
+	if (kt_backend_info()->features & KEVENT_FEAT_FAULT_INJECT)
+		cr_skip_test("the %s backend runs with fault injection (KEVENT_FEAT_FAULT_INJECT): "
+			     "KEVENT_IOC_FAULT answers", kt_backend_name(kt_backend()));
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[64] = { 0 };
+
+	EXPECT_RC(kt_ioctl(kfd, KEVENT_IOC_FAULT, buf), -ENOTTY,
+		  "KEVENT_IOC_FAULT without KEVENT_FEAT_FAULT_INJECT");
+	close(kfd);
+}
+
+/* D24: another magic, or a foreign ioctl such as TCGETS, is ENOTTY. */
+KTEST(ioctl, foreign_ioctl_enotty)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[64] = { 0 };
+
 	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_WRITE, 0xBF, KEVENT_IOC_NR_CTL, 16), buf), -ENOTTY,
 		     "another magic");
-	EXPECT_RC(kt_ioctl(kfd, _IO(KEVENT_IOC_MAGIC, 0x10), NULL), -ENOTTY, "kt_ioctl(kfd, _IO(KEVENT_IOC_MAGIC, 0x10), NULL)");
-	/* Known numbers with the wrong direction bits (2.2). */
+	EXPECT_RC(kt_ioctl(kfd, TCGETS, buf), -ENOTTY, "TCGETS on a kevent fd");
+	close(kfd);
+}
+
+/* D24 (2.2): known numbers with the wrong direction bits are ENOTTY. */
+KTEST(ioctl, wrong_direction_enotty)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned char buf[64] = { 0 }, big[256] = { 0 };
+
 	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 16), buf), -ENOTTY,
 		     "CTL as _IOR");
 	cr_assert_eq(kt_ioctl(kfd, _IOC(_IOC_NONE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, 0), NULL),
 		     -ENOTTY, "GET_EVENTS as _IO");
-	unsigned char big[256] = { 0 };
 	EXPECT_RC(kt_ioctl(kfd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO,
 					KEVENT_INFO_SIZE_VER0), big), -ENOTTY, "INFO as _IOW");
-	EXPECT_RC(kt_ioctl(kfd, TCGETS, buf), -ENOTTY, "TCGETS on a kevent fd");
 	close(kfd);
 }
 

@@ -68,8 +68,9 @@ static int t_info(void)
 
 	CHECK(kfd >= 0, "open %s: %s", dev, strerror(errno));
 	CHECK(kevent_info(kfd, &i) == 0, "INFO: %s", strerror(errno));
-	CHECK(i.size == KEVENT_INFO_SIZE_VER0, "size %u", i.size);
-	CHECK(i.abi_revision == KEVENT_ABI_REVISION, "revision %u", i.abi_revision);
+	CHECK(i.size == sizeof(i), "size %u, want %zu: the backend fills this header's INFO",
+	      i.size, sizeof(i));
+	CHECK(i.abi_revision >= 1, "revision %u: a backend serves revision 1", i.abi_revision);
 	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes %u %u", i.ukevent_size,
 	      i.mukevent_size);
 	CHECK(i.ring_slots == KEVENT_MAX_EVENTS && i.max_kevents == 4095, "ring %u max %u",

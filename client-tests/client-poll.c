@@ -34,34 +34,15 @@ static void fill_pipe(int wfd)
 	fcntl(wfd, F_SETFL, fl);
 }
 
-/* The one event that must come now (within 5 s). */
-static struct ukevent get_one(int kfd, const char *what)
-{
-	struct ukevent out[4];
-	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
-
-	cr_assert_eq(n, 1, "%s: got %d events, want 1", what, n);
-	return out[0];
-}
-
-static void assert_quiet(int kfd, unsigned int ms, const char *what)
-{
-	struct ukevent out[4];
-	int n = kt_get(kfd, 1, 4, KT_MS(ms), out);
-
-	cr_assert_eq(n, 0, "%s: an event fired (cookie %u, ret_data[0] %#x)", what,
-		     n > 0 ? out[0].user[0] : 0, n > 0 ? out[0].ret_data[0] : 0);
-}
-
 KTEST(poll, pipe_readable)
 {
 	int kfd = kt_open(O_RDWR), p[2];
 
 	kt_pipe(p);
 	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN) | P(POLLRDNORM) | P(POLLPRI) | P(POLLOUT), 0, 1));
-	assert_quiet(kfd, 100, "empty pipe");
+	kt_assert_quiet(kfd, 100, "empty pipe");
 	kt_write1(p[1]);
-	struct ukevent e = get_one(kfd, "pipe with data");
+	struct ukevent e = kt_get_one(kfd, "pipe with data");
 	cr_assert_eq(e.type, (__u32)KEVENT_POLL);
 	cr_assert_eq(e.id.raw[0], (__u32)p[0]);
 	cr_assert_eq(e.user[0], 1u);
@@ -90,6 +71,14 @@ KTEST(poll, ready_at_add_ret_data)
 	close(kfd);
 }
 
+/* A8: a hangup or error bit is reported like any other and breaks nothing. */
+static void assert_plain_bit(struct ukevent e, unsigned int bit, const char *name)
+{
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "%s must not break a POLL kevent (A8): %#x",
+		     name, e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)bit, "ret_data[0] %#x, want %s", e.ret_data[0], name);
+}
+
 /* POLLHUP is an ordinary bit: reported when asked, in ret_data[0]. */
 KTEST(poll, pipe_hangup_bit)
 {
@@ -98,10 +87,7 @@ KTEST(poll, pipe_hangup_bit)
 	kt_pipe(p);
 	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN) | P(POLLHUP), 0, 1));
 	close(p[1]);
-	struct ukevent e = get_one(kfd, "writer closed");
-	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "POLLHUP must not break a POLL kevent (A8): %#x",
-		     e.ret_flags);
-	cr_assert_eq(e.ret_data[0], (__u32)P(POLLHUP), "ret_data[0] %#x, want POLLHUP", e.ret_data[0]);
+	assert_plain_bit(kt_get_one(kfd, "writer closed"), P(POLLHUP), "POLLHUP");
 	close(kfd);
 }
 
@@ -113,7 +99,7 @@ KTEST(poll, hangup_not_asked)
 	kt_pipe(p);
 	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLPRI), 0, 1));
 	close(p[1]);
-	assert_quiet(kfd, 300, "POLLPRI kevent on a hung-up pipe");
+	kt_assert_quiet(kfd, 300, "POLLPRI kevent on a hung-up pipe");
 	close(kfd);
 }
 
@@ -126,10 +112,7 @@ KTEST(poll, pipe_error_bit)
 	fill_pipe(p[1]);
 	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLOUT) | P(POLLERR), 0, 1));
 	close(p[0]);
-	struct ukevent e = get_one(kfd, "reader closed");
-	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "POLLERR must not break a POLL kevent (A8): %#x",
-		     e.ret_flags);
-	cr_assert_eq(e.ret_data[0], (__u32)P(POLLERR), "ret_data[0] %#x, want POLLERR", e.ret_data[0]);
+	assert_plain_bit(kt_get_one(kfd, "reader closed"), P(POLLERR), "POLLERR");
 	close(kfd);
 }
 
@@ -141,10 +124,10 @@ KTEST(poll, pipe_writable_after_drain)
 	kt_pipe(p);
 	fill_pipe(p[1]);
 	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLOUT) | P(POLLWRNORM), 0, 1));
-	assert_quiet(kfd, 100, "full pipe");
+	kt_assert_quiet(kfd, 100, "full pipe");
 	while (kt_poll1(p[0], POLLIN, 0) & POLLIN)
 		cr_assert(read(p[0], buf, sizeof(buf)) > 0);
-	struct ukevent e = get_one(kfd, "drained pipe");
+	struct ukevent e = kt_get_one(kfd, "drained pipe");
 	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLOUT) | P(POLLWRNORM)), "ret_data[0] %#x", e.ret_data[0]);
 	close(kfd);
 }
@@ -155,15 +138,15 @@ static void socketpair_case(int type)
 
 	kt_socketpair(type, sv);
 	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN) | P(POLLRDNORM) | P(POLLHUP), 0, 1));
-	assert_quiet(kfd, 100, "empty socket");
+	kt_assert_quiet(kfd, 100, "empty socket");
 	cr_assert_eq(send(sv[1], "ab", 2, 0), 2);
-	struct ukevent e = get_one(kfd, "socket with data");
+	struct ukevent e = kt_get_one(kfd, "socket with data");
 	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLIN) | P(POLLRDNORM)), "type %d ret_data[0] %#x", type,
 		     e.ret_data[0]);
 	char buf[8];
 	cr_assert_eq(recv(sv[0], buf, sizeof(buf), 0), 2);
 	close(sv[1]);
-	e = get_one(kfd, "peer closed");
+	e = kt_get_one(kfd, "peer closed");
 	cr_assert(e.ret_data[0] & P(POLLHUP), "type %d: peer close gave ret_data[0] %#x", type,
 		  e.ret_data[0]);
 	cr_assert_eq(e.ret_data[0] & ~(__u32)(P(POLLIN) | P(POLLRDNORM) | P(POLLHUP)), 0u,
@@ -181,7 +164,7 @@ KTEST(poll, socketpair_dgram_seqpacket)
 	kt_socketpair(SOCK_DGRAM, sv);
 	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN), 0, 1));
 	cr_assert_eq(send(sv[1], "a", 1, 0), 1);
-	struct ukevent e = get_one(kfd, "datagram");
+	struct ukevent e = kt_get_one(kfd, "datagram");
 	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
 	close(kfd);
 }
@@ -211,7 +194,7 @@ KTEST(poll, regular_file_always_ready)
 	cr_assert_eq(uk[1].ret_data[0], (__u32)P(POLLOUT), "O_RDONLY regular file: %#x", uk[1].ret_data[0]);
 	cr_assert_eq(kt_queue_kevents(kfd), 1u, "a regular-file kevent without those bits is registered");
 	cr_assert_eq(write(f, "data", 4), 4);
-	assert_quiet(kfd, 200, "regular file kevent without IN/OUT bits");
+	kt_assert_quiet(kfd, 200, "regular file kevent without IN/OUT bits");
 	close(f);
 	close(ro);
 	close(kfd);
@@ -225,15 +208,15 @@ KTEST(poll, refire_is_edge_like)
 	kt_pipe(p);
 	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
 	kt_write1(p[1]);
-	get_one(kfd, "first write");
+	kt_get_one(kfd, "first write");
 	/* Data still unread: level-triggered would fire again. */
-	assert_quiet(kfd, 300, "pipe still readable, no new activity (A6)");
+	kt_assert_quiet(kfd, 300, "pipe still readable, no new activity (A6)");
 	kt_write1(p[1]);
-	get_one(kfd, "second write");
-	assert_quiet(kfd, 200, "after the second delivery");
+	kt_get_one(kfd, "second write");
+	kt_assert_quiet(kfd, 200, "after the second delivery");
 	kt_read_all(p[0]);
 	kt_write1(p[1]);
-	get_one(kfd, "third write");
+	kt_get_one(kfd, "third write");
 	cr_assert_eq(kt_queue_kevents(kfd), 1u);
 	close(kfd);
 }
@@ -247,16 +230,16 @@ KTEST(poll, no_sticky_done_refire)
 	kt_socketpair(SOCK_STREAM, sv);
 	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN), 0, 1));
 	cr_assert_eq(send(sv[1], "x", 1, 0), 1);
-	get_one(kfd, "data");
+	kt_get_one(kfd, "data");
 	cr_assert_eq(recv(sv[0], buf, sizeof(buf), 0), 1);
 	/* sv[0] sends, the peer reads: sv[0]'s wait queue is woken for POLLOUT. */
 	for (int i = 0; i < 5; i++) {
 		cr_assert_eq(send(sv[0], "y", 1, 0), 1);
 		cr_assert_eq(recv(sv[1], buf, sizeof(buf), 0), 1);
 	}
-	assert_quiet(kfd, 300, "POLLIN kevent re-fired on non-matching activity (D21)");
+	kt_assert_quiet(kfd, 300, "POLLIN kevent re-fired on non-matching activity (D21)");
 	cr_assert_eq(send(sv[1], "z", 1, 0), 1);
-	struct ukevent e = get_one(kfd, "new data");
+	struct ukevent e = kt_get_one(kfd, "new data");
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags rebuilt on every fire: %#x", e.ret_flags);
 	close(kfd);
 }
@@ -268,10 +251,10 @@ KTEST(poll, oneshot_removed_after_delivery)
 	kt_pipe(p);
 	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), KEVENT_REQ_ONESHOT, 1));
 	kt_write1(p[1]);
-	get_one(kfd, "oneshot");
+	kt_get_one(kfd, "oneshot");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
 	kt_write1(p[1]);
-	assert_quiet(kfd, 200, "ONESHOT fired twice");
+	kt_assert_quiet(kfd, 200, "ONESHOT fired twice");
 	close(kfd);
 }
 
@@ -290,7 +273,7 @@ KTEST(poll, held_file_survives_close)
 	/* The read end still exists: the write succeeds, the kevent fires. */
 	cr_assert_eq(write(p[1], "a", 1), 1, "write after the client closed its read end: %s",
 		     strerror(errno));
-	struct ukevent e = get_one(kfd, "held read end");
+	struct ukevent e = kt_get_one(kfd, "held read end");
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "close() broke the kevent: %#x", e.ret_flags);
 	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
 	/* REMOVE by the old fd number and cookie releases the file: EPIPE follows. */
@@ -353,9 +336,9 @@ KTEST(poll, held_file_not_fd_number)
 	if (q[0] != num && q[1] != num)
 		dup2(q[0], num);
 	kt_write1(q[1]);
-	assert_quiet(kfd, 300, "the kevent followed the fd number to a new file");
+	kt_assert_quiet(kfd, 300, "the kevent followed the fd number to a new file");
 	kt_write1(p[1]);
-	get_one(kfd, "the original pipe");
+	kt_get_one(kfd, "the original pipe");
 	close(kfd);
 }
 
@@ -413,9 +396,9 @@ KTEST(poll, pidfd_fires_on_exit)
 	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	cr_assert_geq(pidfd, 0, "pidfd_open: %s", strerror(errno));
 	kt_add_queued(kfd, kt_uk_poll(pidfd, P(POLLIN), 0, 1));
-	assert_quiet(kfd, 100, "the process is alive");
+	kt_assert_quiet(kfd, 100, "the process is alive");
 	close(p[1]);
-	struct ukevent e = get_one(kfd, "the process exited");
+	struct ukevent e = kt_get_one(kfd, "the process exited");
 	cr_assert_eq(e.user[0], 1u);
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", e.ret_flags);
 	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "ret_data[0] %#x", e.ret_data[0]);

@@ -65,7 +65,7 @@ KTEST(scale, thousand_blocked_callers)
 	int probe = kt_open(O_RDWR);
 	pthread_t *t = calloc(BLOCKED, sizeof(*t));
 	pthread_attr_t attr;
-	__u64 base = waiters_settled(probe), end;
+	__u64 base = waiters_settled(probe);
 
 	cr_assert(t);
 	kt_require_room(KEVENT_LIMIT_TIMERS, BLOCKED);
@@ -76,9 +76,7 @@ KTEST(scale, thousand_blocked_callers)
 	for (int i = 0; i < BLOCKED; i++)
 		cr_assert_eq(pthread_create(&t[i], &attr, blocked_get, (void *)(intptr_t)i), 0,
 			     "thread %d", i);
-	end = kt_now_ns() + KT_MS(60000);
-	while (waiters_now(probe) < base + BLOCKED && kt_now_ns() < end)
-		kt_sleep_ms(50);
+	kt_await_parked(sc_kfd, BLOCKED, 60000);
 	cr_assert_geq(waiters_now(probe), base + BLOCKED, "only %llu of %d callers parked",
 		      (unsigned long long)(waiters_now(probe) - base), BLOCKED);
 	/* The device still answers while every one of them waits. */
@@ -98,6 +96,7 @@ KTEST(scale, thousand_blocked_callers)
 		cr_assert_eq(sc_seen[i], 1u, "event %d delivered %u times", i, sc_seen[i]);
 	}
 	cr_assert_eq(kt_queue_kevents(sc_kfd), 0u);
+	cr_assert_eq(kt_queue_parked(sc_kfd), 0u, "callers left parked on the queue");
 	cr_assert_eq(waiters_settled(probe), base, "waiters left parked");
 	pthread_attr_destroy(&attr);
 	free(t);

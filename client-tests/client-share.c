@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -223,6 +224,20 @@ static int is_done(struct waiter *w)
 	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
 }
 
+/* Three pipes watched for POLLIN (cookies 0..2), then a parked, then b. */
+static void park_a_then_b(int kfd, int p[3][2], struct waiter *a, pthread_t *ta,
+			  struct waiter *b, pthread_t *tb)
+{
+	for (int i = 0; i < 3; i++) {
+		kt_pipe(p[i]);
+		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
+	}
+	cr_assert_eq(pthread_create(ta, NULL, waiter_fn, a), 0);
+	kt_await_parked(kfd, 1, 10000);
+	cr_assert_eq(pthread_create(tb, NULL, waiter_fn, b), 0);
+	kt_await_parked(kfd, 2, 10000);
+}
+
 KTEST(share, waiters_arrival_order)
 {
 	int kfd = kt_open(O_RDWR), p[3][2];
@@ -230,15 +245,7 @@ KTEST(share, waiters_arrival_order)
 	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 1 };
 	pthread_t ta, tb;
 
-	for (int i = 0; i < 3; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
-	}
-	__u64 base = kt_live_waiters();
-	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	kt_await_waiters(base, 1);
-	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	kt_await_waiters(base, 2);
+	park_a_then_b(kfd, p, &a, &ta, &b, &tb);
 	kt_write1(p[0][1]);
 	__u64 end = kt_now_ns() + KT_MS(10000);
 	while (!is_done(&a) && kt_now_ns() < end)
@@ -246,7 +253,8 @@ KTEST(share, waiters_arrival_order)
 	cr_assert(is_done(&a), "the oldest waiter was not served first (D16)");
 	cr_assert_eq(a.ret, 1);
 	cr_assert_eq(a.cookie[0], 0u);
-	kt_sleep_ms(200);
+	kt_await_parked(kfd, 1, 10000);	/* b still parked, not on its way out */
+	kt_sleep_ms(200);	/* the subject: b stays parked with nothing ready */
 	cr_assert(!is_done(&b), "the second waiter returned (%d) with nothing left for it", b.ret);
 	kt_write1(p[1][1]);
 	pthread_join(tb, NULL);
@@ -264,22 +272,15 @@ KTEST(share, waiters_min_nr_met_first)
 	struct waiter b = { .kfd = kfd, .min_nr = 1, .max_nr = 4 };
 	pthread_t ta, tb;
 
-	for (int i = 0; i < 3; i++) {
-		kt_pipe(p[i]);
-		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
-	}
-	__u64 base = kt_live_waiters();
-	cr_assert_eq(pthread_create(&ta, NULL, waiter_fn, &a), 0);
-	kt_await_waiters(base, 1);
-	cr_assert_eq(pthread_create(&tb, NULL, waiter_fn, &b), 0);
-	kt_await_waiters(base, 2);
+	park_a_then_b(kfd, p, &a, &ta, &b, &tb);
 	kt_write1(p[0][1]);
 	pthread_join(tb, NULL);
 	cr_assert_eq(b.ret, 1, "the waiter with min_nr 1 got %d", b.ret);
 	cr_assert_eq(b.cookie[0], 0u);
 	cr_assert(!is_done(&a), "the min_nr 2 waiter returned (%d) with one event", a.ret);
 	kt_write1(p[1][1]);
-	kt_sleep_ms(200);
+	cr_assert(kt_wait_ready(kfd, 1, 10000), "the second pipe's kevent did not become ready");
+	cr_assert_eq(kt_queue_parked(kfd), 1u, "the min_nr 2 waiter left with one ready");
 	cr_assert(!is_done(&a), "the min_nr 2 waiter returned with one ready (%d)", a.ret);
 	kt_write1(p[2][1]);
 	pthread_join(ta, NULL);
@@ -289,8 +290,14 @@ KTEST(share, waiters_min_nr_met_first)
 
 /* D32: every poll() watcher is woken. */
 static int pw_kfd;
+static int pw_re[3];
+static pid_t pw_tid[3];
+
 static void *poll_watcher(void *arg)
 {
+	int i = (int)((int *)arg - pw_re);
+
+	__atomic_store_n(&pw_tid[i], kt_gettid(), __ATOMIC_RELEASE);
 	*(int *)arg = kt_poll1(pw_kfd, POLLIN, 20000);
 	return NULL;
 }
@@ -298,12 +305,16 @@ static void *poll_watcher(void *arg)
 KTEST(share, every_poller_woken)
 {
 	pthread_t t[3];
-	int re[3] = { 0 };
+	int *re = pw_re;
 
 	pw_kfd = kt_open(O_RDWR);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&t[i], NULL, poll_watcher, &re[i]), 0);
-	kt_sleep_ms(200);
+	for (int i = 0; i < 3; i++) {
+		while (!__atomic_load_n(&pw_tid[i], __ATOMIC_ACQUIRE))
+			sched_yield();
+		kt_await_in_poll(pw_tid[i], "a poll() watcher");
+	}
 	kt_add_queued(pw_kfd, kt_uk_timer(50, KEVENT_REQ_ONESHOT, 1));
 	for (int i = 0; i < 3; i++) {
 		pthread_join(t[i], NULL);
@@ -320,9 +331,8 @@ KTEST(share, close_while_blocked)
 	pthread_t t;
 
 	kt_add_queued(kfd, kt_uk_timer(500, KEVENT_REQ_ONESHOT, 77));
-	__u64 base = kt_live_waiters();
 	cr_assert_eq(pthread_create(&t, NULL, waiter_fn, &w), 0);
-	kt_await_waiters(base, 1);
+	kt_await_parked(kfd, 1, 10000);
 	close(kfd);
 	pthread_join(t, NULL);
 	cr_assert_eq(w.ret, 1, "the blocked call after close(): %d (%s)", w.ret,
@@ -407,9 +417,9 @@ static int child_as_nobody(void *a)
 		if (errno != EACCES && errno != EPERM)
 			return 12;
 	}
-	int kfd = open(kt_device(), O_RDWR | O_CLOEXEC);
+	int kfd = kt_try_open(O_RDWR);
 	if (kfd < 0)
-		return errno == EACCES || errno == EPERM ? 0 : 13;
+		return kfd == -EACCES || kfd == -EPERM ? 0 : 13;
 	struct ukevent out[4], uk = kt_uk_timer(3600000, 0, u->cookie);
 	if (kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk) != 0)
 		return 14;

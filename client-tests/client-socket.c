@@ -49,22 +49,6 @@ static int make_listener(int family, struct sockaddr_storage *ss, socklen_t *len
 	return l;
 }
 
-static struct ukevent get_one(int kfd, const char *what)
-{
-	struct ukevent out[4];
-	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
-
-	cr_assert_eq(n, 1, "%s: got %d events, want 1", what, n);
-	return out[0];
-}
-
-static void assert_quiet(int kfd, unsigned int ms, const char *what)
-{
-	struct ukevent out[4];
-
-	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(ms), out), 0, "%s: an event fired", what);
-}
-
 static void connect_accept(int family, int kfd, struct conn *c)
 {
 	struct sockaddr_storage ss;
@@ -73,11 +57,11 @@ static void connect_accept(int family, int kfd, struct conn *c)
 	c->lst = make_listener(family, &ss, &len);
 	struct ukevent acc = kt_uk(KEVENT_SOCKET, (__u32)c->lst, 0, S(ACCEPT), 0, 1);
 	kt_add_queued(kfd, acc);
-	assert_quiet(kfd, 100, "listener without a connection");
+	kt_assert_quiet(kfd, 100, "listener without a connection");
 	c->cli = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert(c->cli >= 0);
 	cr_assert_eq(connect(c->cli, (struct sockaddr *)&ss, len), 0, "connect: %s", strerror(errno));
-	struct ukevent e = get_one(kfd, "ACCEPT");
+	struct ukevent e = kt_get_one(kfd, "ACCEPT");
 	cr_assert_eq(e.type, (__u32)KEVENT_SOCKET);
 	cr_assert_eq(e.id.raw[0], (__u32)c->lst);
 	cr_assert_eq(e.user[0], 1u);
@@ -102,9 +86,9 @@ static void recv_send_case(int family)
 	/* RECV on data. */
 	struct ukevent rcv = kt_uk(KEVENT_SOCKET, (__u32)c.srv, 0, S(RECV), 0, 2);
 	kt_add_queued(kfd, rcv);
-	assert_quiet(kfd, 100, "RECV with nothing sent");
+	kt_assert_quiet(kfd, 100, "RECV with nothing sent");
 	cr_assert_eq(send(c.cli, "hello", 5, 0), 5);
-	struct ukevent e = get_one(kfd, "RECV data");
+	struct ukevent e = kt_get_one(kfd, "RECV data");
 	cr_assert_eq(e.user[0], 2u);
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "RECV ret_flags %#x", e.ret_flags);
 	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "RECV ret_data[0] %#x", e.ret_data[0]);
@@ -123,7 +107,7 @@ static void recv_send_case(int family)
 	snd = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(SEND), 0, 3);
 	kt_add_queued(kfd, snd);
 	/* RECV fired for the bulk data; take it. */
-	e = get_one(kfd, "RECV of bulk data");
+	e = kt_get_one(kfd, "RECV of bulk data");
 	cr_assert_eq(e.user[0], 2u);
 	fcntl(c.srv, F_SETFL, O_NONBLOCK);
 	int got = 0;
@@ -211,7 +195,7 @@ KTEST(socket, tcp_reset_breaks)
 	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)c.srv, 0, S(RECV), 0, 5));
 	cr_assert_eq(setsockopt(c.cli, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	close(c.cli);	/* RST */
-	struct ukevent e = get_one(kfd, "reset");
+	struct ukevent e = kt_get_one(kfd, "reset");
 	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "RST gave ret_flags %#x",
 		     e.ret_flags);
 	/* O8: a fixed -ECONNRESET on both backends; SO_ERROR is left to the client. */
@@ -243,7 +227,7 @@ KTEST(socket, accept_refires)
 	for (int i = 0; i < 3; i++) {
 		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		cr_assert_eq(connect(c, (struct sockaddr *)&ss, len), 0);
-		get_one(kfd, "connection");
+		kt_get_one(kfd, "connection");
 		int a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 		cr_assert(a >= 0);
 		close(a);
@@ -269,7 +253,7 @@ KTEST(socket, held_socket_no_fin_until_remove)
 	cr_assert_eq(kt_poll1(c.srv, POLLIN, 300), 0, "the peer saw a FIN after the client's close (A7)");
 	/* The held socket still works as the kevent's source. */
 	cr_assert_eq(send(c.srv, "x", 1, 0), 1);
-	struct ukevent e = get_one(kfd, "held socket");
+	struct ukevent e = kt_get_one(kfd, "held socket");
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE);
 	kt_remove(kfd, rcv);
 	cr_assert(kt_poll1(c.srv, POLLIN, 10000) & (POLLIN | POLLHUP | POLLERR), "no FIN after REMOVE");

@@ -88,7 +88,7 @@ KTEST(timer, merged_expiries_keep_last_time)
 
 	__u32 t_add = kt_now_ms32();
 	kt_add_queued(kfd, kt_uk_timer(10, 0, 3));
-	kt_sleep_ms(300);
+	kt_sleep_ms(300);	/* the subject: 30 periods pass unread */
 	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "merged expiries must give one event");
 	__s32 d = ms_diff(out[0].ret_data[0], t_add);
 	cr_assert(d >= 150, "stamp %d ms after ADD after 300 ms of 10 ms expiries: not the last expiry", d);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,11 +21,26 @@ const char *kt_device(void)
 
 static struct kevent_info backend_info;
 static int backend_known;
+static int running_rev = 1;	/* Criterion runs each test in its own process */
+
+int kt_rev(void)
+{
+	return running_rev;
+}
+
+/* A queue for INFO only: no SET_ABI, its revision does not matter. */
+static int open_probe(void)
+{
+	int fd = open(kt_device(), O_RDWR | O_CLOEXEC);
+
+	cr_assert(fd >= 0, "open(%s): %s", kt_device(), strerror(errno));
+	return fd;
+}
 
 const struct kevent_info *kt_backend_info(void)
 {
 	if (!backend_known) {
-		int fd = kt_open(O_RDWR);
+		int fd = open_probe();
 
 		kt_info(fd, &backend_info);
 		close(fd);
@@ -37,21 +53,46 @@ void ktest_require(int rev)
 {
 	const char *dev = kt_device();
 
+	running_rev = rev;
 	if (access(dev, F_OK) != 0) {
 		if (!strcmp(dev, KEVENT_DEVICE_DEFAULT))
 			cr_skip_test("no /dev/kevent: run through tests/vm/guest");
 		cr_skip_test("no %s (KEVENT_DEVICE): run through tests/vm/guest", dev);
 	}
-	if (kt_backend_info()->abi_revision != (__u32)rev)
-		cr_skip_test("ABI revision %d test, backend serves revision %u",
-			     rev, kt_backend_info()->abi_revision);
+	if (kt_backend_info()->abi_revision < (__u32)rev)
+		cr_skip_test("ABI revision %d instance, the %s backend serves up to revision %u",
+			     rev, kt_backend_name(kt_backend()), kt_backend_info()->abi_revision);
+}
+
+int kt_set_abi_flags(int kfd, unsigned int flags)
+{
+	return kevent_set_abi(kfd, (unsigned int)running_rev, flags) ? -errno : 0;
+}
+
+int kt_try_open(int flags)
+{
+	int fd = open(kt_device(), flags | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	if (running_rev == 1)
+		return fd;	/* as a 2006 program uses it */
+	err = kt_set_abi_flags(fd, 0);
+	if (err == -EINVAL) {
+		close(fd);
+		cr_skip_test("ABI revision %d instance: SET_ABI(%d) fails EINVAL, the %s backend "
+			     "no longer serves it", running_rev, running_rev,
+			     kt_backend_name(kt_backend()));
+	}
+	cr_assert_eq(err, 0, "SET_ABI(%d) right after open: %s", running_rev, strerror(-err));
+	return fd;
 }
 
 int kt_open(int flags)
 {
-	int fd = open(kt_device(), flags | O_CLOEXEC);
+	int fd = kt_try_open(flags);
 
-	cr_assert(fd >= 0, "open(%s, %#x): %s", kt_device(), flags, strerror(errno));
+	cr_assert(fd >= 0, "open(%s, %#x): %s", kt_device(), flags, strerror(-fd));
 	return fd;
 }
 
@@ -62,30 +103,82 @@ void kt_info(int fd, struct kevent_info *info)
 	cr_assert_eq(r, 0, "KEVENT_IOC_INFO: %s", strerror(errno));
 }
 
-__u64 kt_live_waiters(void)
+unsigned int kt_queue_parked(int kfd)
 {
-	int fd = kt_open(O_RDWR);
-	struct kevent_info i;
+	struct kevent_info info;
 
-	kt_info(fd, &i);
-	close(fd);
-	return i.live_waiters;
+	kt_info(kfd, &info);
+	if (info.size < KEVENT_INFO_SIZE_VER1)
+		cr_skip_test("INFO of the %s backend has no queue_parked (size %u < %u)",
+			     kt_backend_name(info.backend), info.size, KEVENT_INFO_SIZE_VER1);
+	return info.queue_parked;
 }
 
-void kt_await_waiters(__u64 base, unsigned int n)
+void kt_await_parked(int kfd, unsigned int n, unsigned int ms)
 {
-	int fd = kt_open(O_RDWR);
-	struct kevent_info i;
-	__u64 end = kt_now_ns() + KT_MS(3000);
+	__u64 t0 = kt_now_ns(), end = t0 + KT_MS(ms);
+	unsigned int seen;
+
+	while ((seen = kt_queue_parked(kfd)) < n && kt_now_ns() < end)
+		kt_sleep_ms(2);
+	cr_assert_geq(seen, n, "INFO queue_parked %u after %llu ms, waited for %u parked calls",
+		      seen, (unsigned long long)((kt_now_ns() - t0) / 1000000ULL), n);
+}
+
+/* The state letter and the syscall number of thread tid of this process. */
+static int thread_state(pid_t tid, char *state, long *sysno)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	p = ok ? strrchr(buf, ')') : NULL;
+	if (!p || p[1] != ' ')
+		return -EIO;
+	*state = p[2];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%ld", sysno) == 1;	/* "running" reads as no number */
+	fclose(f);
+	if (!ok)
+		*sysno = -1;
+	return 0;
+}
+
+static void await_asleep_in(pid_t tid, long sysno, long alt, const char *what)
+{
+	__u64 end = kt_now_ns() + KT_MS(10000);
+	char state = '?';
+	long nr = -1;
+	int err;
 
 	do {
-		kt_info(fd, &i);
-		if (i.live_waiters >= base + n)
-			break;
-		kt_sleep_ms(5);
+		err = thread_state(tid, &state, &nr);
+		cr_assert_eq(err, 0, "%s: /proc/self/task/%d: %s", what, (int)tid, strerror(-err));
+		if (state == 'S' && (nr == sysno || nr == alt))
+			return;
+		kt_sleep_ms(2);
 	} while (kt_now_ns() < end);
-	close(fd);
-	kt_sleep_ms(100);	/* the backend may count before it parks */
+	cr_assert_fail("%s: thread %d not asleep in syscall %ld or %ld after 10 s "
+		       "(state %c, syscall %ld)", what, (int)tid, sysno, alt, state, nr);
+}
+
+void kt_await_in_poll(pid_t tid, const char *what)
+{
+	await_asleep_in(tid, SYS_poll, SYS_ppoll, what);
+}
+
+pid_t kt_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
 }
 
 unsigned int kt_backend(void)
@@ -128,7 +221,7 @@ void kt_require_feature(unsigned int feat, const char *reason)
 void kt_require_room(unsigned int limit_idx, unsigned int n)
 {
 	struct kevent_info info;
-	int fd = kt_open(O_RDWR);
+	int fd = open_probe();
 	unsigned int idx[2] = { KEVENT_LIMIT_KEVENTS, limit_idx };
 
 	kt_info(fd, &info);
@@ -197,6 +290,24 @@ int kt_get(int kfd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
 	int r = kevent_get_events(kfd, min_nr, max_nr, timeout_ns, buf, 0);
 
 	return r < 0 ? -errno : r;
+}
+
+struct ukevent kt_get_one(int kfd, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(5000), out);
+
+	cr_assert_eq(n, 1, "%s: got %d events, want 1", what, n);
+	return out[0];
+}
+
+void kt_assert_quiet(int kfd, unsigned int ms, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 1, 4, KT_MS(ms), out);
+
+	cr_assert_eq(n, 0, "%s: an event fired (cookie %u, ret_data[0] %#x)", what,
+		     n > 0 ? out[0].user[0] : 0, n > 0 ? out[0].ret_data[0] : 0);
 }
 
 int kt_ioctl(int fd, unsigned long req, void *arg)

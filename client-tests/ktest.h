@@ -4,18 +4,35 @@
  * under test: it is reached through $KEVENT_DEVICE (default /dev/kevent),
  * libkevent and <linux/kevent.h>, nothing else of this project.
  *
- * Tagging convention (ABI revision):
+ * Revisions (docs/abi-change.md 3 and 5).  A revision is a behaviour level
+ * a queue selects with KEVENT_IOC_SET_ABI; INFO's abi_revision is the
+ * highest one the backend serves.  Each test states the revisions its rule
+ * holds for, [first, last]:
  *
- *	KTEST(suite, name) { ... }
+ *	KTEST(suite, name) { ... }			[1, open]
+ *	KTEST_REVS(suite, name, first, last) { ... }	last 0 (KTEST_OPEN): open
  *
- * defines the Criterion test "suite/name__rev1": every test belongs to the
- * ABI revision KTEST_REV (= KEVENT_ABI_REVISION of the header it was
- * written against, 1 = take13 as served by this project).  A test for a
- * later revision uses KTEST_REVN(suite, name, 2) and is named name__rev2.
- * Select one revision with --filter '*\/ *__rev1' (no space); a test whose
- * revision differs from the backend's INFO abi_revision skips with the
- * reason.  Every test also skips, loudly, when the device does not exist:
- * "no /dev/kevent: run through tests/vm/guest".
+ * and is instantiated once per revision in that range that this header
+ * knows (1 .. KEVENT_ABI_REVISION at compile time): the Criterion tests
+ * suite/name__rev1, suite/name__rev2, ...  A revision-1 rule therefore keeps
+ * being checked on queues of later revisions until a revision that changes
+ * it ends its range.  first and last are integer literals.  Select one
+ * revision with --filter '*\/ *__rev1' (no space).
+ *
+ * Instance n runs on queues of revision n: kt_open() and kt_try_open() use
+ * the queue as opened for n = 1 (2006 programs never call SET_ABI) and call
+ * SET_ABI(n) right after the open for n > 1.  An instance skips, with the
+ * reason, only when the backend does not serve its revision: above INFO's
+ * abi_revision, or, for a backend that stopped serving old revisions (none
+ * does today; there is no lowest-served field), when that SET_ABI(n) fails
+ * EINVAL, which is how a lowest-served revision is learnt.  Every test also
+ * skips, loudly, when the device does not exist: "no /dev/kevent: run
+ * through tests/vm/guest".
+ *
+ * Adding revision n to the header: copy the KT_AT_2 block below as KT_AT_n
+ * (its KT_LE_n_* table lists 1 .. n; it tests KT_LE(n, first) and not
+ * KT_LE(n - 1, last)), add KT_AT_n to KTEST_REVS and raise the #error's
+ * bound to n.
  *
  * Backend-specific tests call ktest_only_backend(KEVENT_BACKEND_MODULE,
  * "module only: why") and skip elsewhere with that reason.
@@ -27,28 +44,82 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <libkevent.h>
 
-#define KTEST_REV 1
 #define KTEST_TIMEOUT 120.0	/* seconds; a TCG guest is slow */
+#define KTEST_OPEN 0		/* last of a range that no revision has ended */
 
-#define KTEST_REVN(suite, name, rev, ...)					\
-	static void ktest_body_##suite##_##name(void);				\
-	Test(suite, name##__rev##rev, .timeout = KTEST_TIMEOUT, ##__VA_ARGS__)	\
-	{									\
-		ktest_require(rev);						\
-		ktest_body_##suite##_##name();					\
-	}									\
-	static void ktest_body_##suite##_##name(void)
-
-#define KTEST(suite, name, ...) KTEST_REVN(suite, name, 1, ##__VA_ARGS__)
-
-/* Skip unless the device exists and speaks ABI revision rev. */
+/* The revision of the running instance (1 outside a test). */
+int kt_rev(void);
+/* The generated wrapper: sets kt_rev() and skips what cannot run (above). */
 void ktest_require(int rev);
 
+/* Preprocessor plumbing: KT_LE(k, x) is 1 when 1 <= x <= k, else 0. */
+#define KT_CAT(a, b) KT_CAT_(a, b)
+#define KT_CAT_(a, b) a##b
+#define KT_PROBE ~, 1
+#define KT_SECOND(a, b, ...) b
+#define KT_IS_PROBE(...) KT_SECOND(__VA_ARGS__, 0, ~)
+#define KT_LE(k, x) KT_IS_PROBE(KT_CAT(KT_CAT(KT_LE_, k), KT_CAT(_, x)))
+#define KT_AND(a, b) KT_CAT(KT_AND_, KT_CAT(a, b))
+#define KT_AND_00 0
+#define KT_AND_01 0
+#define KT_AND_10 0
+#define KT_AND_11 1
+#define KT_NOT(a) KT_CAT(KT_NOT_, a)
+#define KT_NOT_0 1
+#define KT_NOT_1 0
+#define KT_IF(c) KT_CAT(KT_IF_, c)
+#define KT_IF_0(...)
+#define KT_IF_1(...) __VA_ARGS__
+
+/* One instance: suite/name__revN, running the shared body on revision N. */
+#define KT_INSTANCE(suite, name, n, ...)					\
+	Test(suite, name##__rev##n, .timeout = KTEST_TIMEOUT, ##__VA_ARGS__)	\
+	{									\
+		ktest_require(n);						\
+		ktest_body_##suite##_##name();					\
+	}
+
+/* Revision 1: every range starts at 1 or later and ends at 1 or later. */
+#define KT_LE_1_1 KT_PROBE
+#define KT_AT_1(suite, name, first, last, ...)					\
+	KT_IF(KT_LE(1, first))(KT_INSTANCE(suite, name, 1, ##__VA_ARGS__))
+
+#if KEVENT_ABI_REVISION >= 2
+#define KT_LE_2_1 KT_PROBE
+#define KT_LE_2_2 KT_PROBE
+#define KT_AT_2(suite, name, first, last, ...)					\
+	KT_IF(KT_AND(KT_LE(2, first), KT_NOT(KT_LE(1, last))))		\
+		(KT_INSTANCE(suite, name, 2, ##__VA_ARGS__))
+#else
+#define KT_AT_2(suite, name, first, last, ...)
+#endif
+
+#if KEVENT_ABI_REVISION > 2
+#error "ktest.h: add KT_AT_n for the header's new revision (see the comment at the top)"
+#endif
+
+/* A range above the header's revisions has no instance yet: unused body. */
+#define KTEST_REVS(suite, name, first, last, ...)				\
+	static void ktest_body_##suite##_##name(void) __attribute__((unused));	\
+	KT_AT_1(suite, name, first, last, ##__VA_ARGS__)			\
+	KT_AT_2(suite, name, first, last, ##__VA_ARGS__)			\
+	static void ktest_body_##suite##_##name(void)
+
+#define KTEST(suite, name, ...) KTEST_REVS(suite, name, 1, KTEST_OPEN, ##__VA_ARGS__)
+
 const char *kt_device(void);
-/* Open a new queue; a failing open of an existing device is a test failure. */
+/*
+ * Open a new queue of the running instance's revision (kt_rev(): SET_ABI
+ * for revisions above 1); a failing open of an existing device is a test
+ * failure.  kt_try_open() returns -errno instead, for tests of open itself.
+ */
 int kt_open(int flags);
+int kt_try_open(int flags);
+/* SET_ABI on a queue of this instance: kt_rev() with these flags, -errno. */
+int kt_set_abi_flags(int kfd, unsigned int flags);
 void kt_info(int fd, struct kevent_info *info);
 /* INFO of a fresh queue, cached per process. */
 const struct kevent_info *kt_backend_info(void);
@@ -72,6 +143,10 @@ void kt_ctl1(int kfd, unsigned int cmd, struct ukevent *uk, int want);
 void kt_add_queued(int kfd, struct ukevent uk);
 /* REMOVE that must match. */
 void kt_remove(int kfd, struct ukevent uk);
+/* The one event that must come now (within 5 s): asserts exactly one. */
+struct ukevent kt_get_one(int kfd, const char *what);
+/* No event within ms: asserts GET_EVENTS(1, 4, ms) returns 0. */
+void kt_assert_quiet(int kfd, unsigned int ms, const char *what);
 /* kevent_get_events(), -errno on failure. */
 int kt_get(int kfd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
 	   struct ukevent *buf);
@@ -83,10 +158,20 @@ unsigned int kt_queue_ready(int kfd);
 /* Wait (bounded by ms) until the queue has at least n ready. */
 int kt_wait_ready(int kfd, unsigned int n, unsigned int ms);
 
-/* Backend-wide parked GET_EVENTS calls (INFO live_waiters). */
-__u64 kt_live_waiters(void);
-/* Wait (bounded, 3 s) until there are n more than base, then 100 ms more. */
-void kt_await_waiters(__u64 base, unsigned int n);
+/*
+ * INFO queue_parked: GET_EVENTS calls parked on kfd now, counted once the
+ * backend would hand them an event; skips on a backend whose INFO lacks it.
+ */
+unsigned int kt_queue_parked(int kfd);
+/* Wait (bounded by ms) until kfd has n parked calls; asserts it. */
+void kt_await_parked(int kfd, unsigned int n, unsigned int ms);
+/*
+ * Wait (bounded, 10 s) until thread tid of this process sleeps (state S)
+ * in poll() or ppoll(); asserts it.  For a call that leaves no count in
+ * INFO: a poll() on the kevent fd.
+ */
+void kt_await_in_poll(pid_t tid, const char *what);
+pid_t kt_gettid(void);
 
 __u64 kt_now_ns(void);
 __u32 kt_now_ms32(void);

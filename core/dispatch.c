@@ -18,7 +18,7 @@ _Static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0, "ctl a
 _Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0,
 	       "get_events arg");
 _Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
-_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0, "info");
+_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1, "info");
 _Static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0, "fault arg");
 
 struct kdisp_cmd {
@@ -142,8 +142,9 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 {
 	const struct kevent_set_abi *a = &plan->arg.set_abi;
 
+	/* A12: every revision served, 1 .. INFO's abi_revision. */
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision != KEVENT_ABI_REVISION)
+	    a->revision < 1 || a->revision > KEVENT_ABI_REVISION)
 		return -EINVAL;
 	return 0;
 }

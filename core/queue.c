@@ -1142,6 +1142,23 @@ int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)
 	return ret;
 }
 
+/*
+ * INFO queue_parked: waiters on q's list.  A waiter joins the list under
+ * q->ctl once an event that makes it due will be handed to it, so a test
+ * that sees it counted knows the call is parked, not merely on its way.
+ */
+static unsigned int parked_now(struct kqueue *q)
+{
+	struct klist *pos, *tmp;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&q->ctl);
+	klist_for_each_safe(pos, tmp, &q->waiters)
+		n++;
+	pthread_mutex_unlock(&q->ctl);
+	return n;
+}
+
 void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 		      struct kevent_info *info)
 {
@@ -1163,6 +1180,7 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 	info->live_queues = atomic_load(&core->n_queues);
 	info->live_kevents = atomic_load(&core->n_kevents);
 	info->live_waiters = atomic_load(&core->n_waiters);
+	info->queue_parked = parked_now(q);
 }
 
 void kqueue_release(struct kqueue *q)

@@ -46,6 +46,8 @@
 #define UKSZ		sizeof(struct ukevent)
 
 static const char *dev;
+/* INFO's abi_revision at start: the highest SET_ABI revision served (A12). */
+static __u32 rev_highest;
 static int fds[NFD] = { -1, -1, -1, -1 };
 static int pipefd[2] = { -1, -1 };
 static unsigned char *page_rw, *page_ro, *page_gone;	/* user memory of every kind */
@@ -232,7 +234,8 @@ static void op_other(int fd)
 		do_ioctl(fd, KEVENT_IOC_RING_SHM, buf);
 		break;
 	case 3:
-		s->revision = rnd(4) ? KEVENT_ABI_REVISION : rnd(4);
+		/* mostly a served revision, sometimes one outside 1..highest */
+		s->revision = rnd(4) ? 1 + rnd(rev_highest) : rnd(2) ? 0 : rev_highest + 1;
 		s->flags = rnd(3);
 		do_ioctl(fd, KEVENT_IOC_SET_ABI, buf);
 		break;
@@ -368,7 +371,7 @@ static void check_fresh_queue(void)
 
 	if (fd < 0)
 		die("open of a fresh queue");
-	if (info_of(fd, &info) || info.abi_revision != KEVENT_ABI_REVISION ||
+	if (info_of(fd, &info) || info.abi_revision != rev_highest ||
 	    info.queue_kevents)
 		fail("INFO on a fresh queue");
 	uk.type = KEVENT_TIMER;
@@ -472,6 +475,9 @@ int main(int argc, char **argv)
 	if (!daemon)
 		daemon = find_daemon();
 	live_objects(&before);
+	rev_highest = before.abi_revision;
+	if (rev_highest < 1)
+		die("INFO abi_revision 0: a backend serves revision 1 at least");
 	if (daemon)
 		fds_before = count_fds(daemon);
 	signal(SIGPIPE, SIG_IGN);

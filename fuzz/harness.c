@@ -335,9 +335,10 @@ static void check_info(struct mq *q, unsigned int uid, const struct kevent_info 
 
 	m_info(&K.m, q->slot, uid, usize, &exp);
 	if (memcmp(got, &exp, exp.size)) {
-		fprintf(stderr, "INFO got/expected: kevents %u/%u ready %u/%u live q %llu/%llu"
-			" k %llu/%llu w %llu/%llu\n", got->queue_kevents, exp.queue_kevents,
-			got->queue_ready, exp.queue_ready,
+		fprintf(stderr, "INFO got/expected: kevents %u/%u ready %u/%u parked %u/%u"
+			" live q %llu/%llu k %llu/%llu w %llu/%llu\n",
+			got->queue_kevents, exp.queue_kevents, got->queue_ready, exp.queue_ready,
+			got->queue_parked, exp.queue_parked,
 			(unsigned long long)got->live_queues, (unsigned long long)exp.live_queues,
 			(unsigned long long)got->live_kevents, (unsigned long long)exp.live_kevents,
 			(unsigned long long)got->live_waiters, (unsigned long long)exp.live_waiters);

@@ -485,7 +485,7 @@ struct mcmd {
 };
 
 static const struct mcmd mcmds[] = {
-	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },
+	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },	/* VER1 grew it */
 	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0 },
 	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0 },
 	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0 },
@@ -525,10 +525,18 @@ static int plan_get(const struct model *m, struct kevent_get_events_arg *a)
 	return 0;
 }
 
+/*
+ * The revisions the modelled core serves: 1 only (A12).  Not the header's
+ * KEVENT_ABI_REVISION: a header that names a later revision must not change
+ * what the model expects until the model learns that revision's rules.
+ */
+#define M_REV_LOWEST	1
+#define M_REV_HIGHEST	1
+
 static int plan_set_abi(const struct kevent_set_abi *a)
 {
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision != KEVENT_ABI_REVISION)
+	    a->revision < M_REV_LOWEST || a->revision > M_REV_HIGHEST)
 		return -EINVAL;
 	return 0;
 }
@@ -835,7 +843,7 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	m_counters(m, &c);
 	memset(out, 0, sizeof(*out));
 	out->size = usize < sizeof(*out) ? (__u32)usize : sizeof(*out);
-	out->abi_revision = KEVENT_ABI_REVISION;
+	out->abi_revision = M_REV_HIGHEST;
 	out->backend = KEVENT_BACKEND_CORE;
 	out->features = KEVENT_FEAT_STRICT;
 	out->supported_types = m->mask;
@@ -857,5 +865,7 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->live_queues = c.queues;
 	out->live_kevents = c.kevents;
 	out->live_waiters = c.waiters;
+	for (i = 0; i < KF_NW; i++)
+		out->queue_parked += m->w[i].used && m->w[i].parked && m->w[i].q == q;
 }
 

@@ -59,6 +59,7 @@ struct kevent_queue {
 	unsigned int ready_num;
 	struct list_head zombies;	/* delivered ONESHOT, to be freed */
 	struct list_head waiters;	/* parked GET_EVENTS, arrival order */
+	unsigned int parked_num;	/* on waiters (INFO queue_parked); ready_lock */
 	unsigned int ring_index;	/* ours; never read back from the page */
 	struct page *pages[KEVENT_RING_PAGES];
 
@@ -89,7 +90,7 @@ static_assert(PAGE_SIZE == KEVENT_RING_PAGE_SIZE);
 static_assert(sizeof(struct ukevent) == 40);
 static_assert(sizeof(struct mukevent) == 16);
 static_assert(sizeof(struct kevent_mring) <= KEVENT_RING_PAGE_SIZE);
-static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0);
+static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1);
 static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0);
 static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0);
 static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0);
@@ -208,6 +209,7 @@ static void kq_serve(struct kevent_queue *q)
 			continue;
 		w->got = kq_take(q, w->buf, w->max_nr, &w->zombies);
 		list_del_init(&w->node);
+		q->parked_num--;
 		task = w->task;
 		smp_store_release(&w->done, true);
 		wake_up_process(task);
@@ -551,6 +553,7 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 		w.got = kq_take(q, w.buf, w.max_nr, &w.zombies);
 	} else {
 		list_add_tail(&w.node, &q->waiters);
+		q->parked_num++;
 		atomic_inc(&kevent_stats.waiters);
 		spin_unlock_irqrestore(&q->ready_lock, irqflags);
 
@@ -562,6 +565,7 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 		if (!w.done) {
 			/* Timeout or signal: what is ready, no -EINTR (D22). */
 			list_del(&w.node);
+			q->parked_num--;
 			w.got = kq_take(q, w.buf, w.max_nr, &w.zombies);
 		}
 	}
@@ -589,10 +593,10 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 
 /* ---- INFO, SET_ABI ------------------------------------------------- */
 
-static void kq_info(struct kevent_queue *q, struct kevent_info *info)
+static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usize)
 {
 	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
+	info->size = min(usize, sizeof(*info));
 	info->abi_revision = KEVENT_ABI_REVISION;
 	info->backend = KEVENT_BACKEND_MODULE;
 	info->features = KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS |
@@ -615,13 +619,16 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info)
 	info->live_queues = atomic_read(&kevent_stats.queues);
 	info->live_kevents = atomic_read(&kevent_stats.kevents);
 	info->live_waiters = atomic_read(&kevent_stats.waiters);
+	/* Counted under ready_lock with the waiter on the list: parked. */
+	info->queue_parked = READ_ONCE(q->parked_num);
 }
 
 static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 {
 	long ret = 0;
 
-	if (a->revision != KEVENT_ABI_REVISION ||
+	/* A12: every revision served, 1 .. INFO's abi_revision. */
+	if (a->revision < 1 || a->revision > KEVENT_ABI_REVISION ||
 	    (a->flags & ~KEVENT_ABI_FLAGS) || a->__reserved)
 		return -EINVAL;
 	mutex_lock(&q->ctl_mutex);
@@ -680,8 +687,9 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		ret = kevent_arg_size(cmd, _IOC_READ, KEVENT_INFO_SIZE_VER0);
 		if (ret)
 			return ret;
-		kq_info(q, &a.info);
-		if (copy_to_user(uarg, &a.info, sizeof(a.info)))
+		/* copy_struct_to_user: an older caller gets its own size. */
+		kq_info(q, &a.info, usize);
+		if (copy_to_user(uarg, &a.info, a.info.size))
 			return -EFAULT;
 		/* A newer caller's fields beyond ours read as zero. */
 		if (usize > sizeof(a.info) &&

@@ -78,6 +78,39 @@ CORE_TEST(waiters, completes_when_min_nr_is_ready)
 	kwaiter_put(w);
 }
 
+static __u32 queue_parked(struct kqueue *q)
+{
+	struct kevent_info info;
+	struct kdisp_plan plan;
+
+	cr_assert_eq(kdisp_plan(q, KEVENT_IOC_INFO, NULL, 0, &F.me, &plan), 0);
+	cr_assert_eq(kdisp_execute(q, &plan, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
+	return info.queue_parked;
+}
+
+/* INFO queue_parked counts this queue's parked calls, from park to serve. */
+CORE_TEST(waiters, info_counts_parked_calls_of_the_queue)
+{
+	struct done d = { 0 }, e = { 0 };
+	struct kwaiter *w, *v;
+
+	fx_add_n(0, 2, 0);
+	cr_assert_eq(queue_parked(F.q), 0);
+	w = park(1, 2, KEVENT_TIMEOUT_INFINITE, OUT, &d);
+	v = park(2, 2, KEVENT_TIMEOUT_INFINITE, OUT + 2, &e);
+	cr_assert_eq(queue_parked(F.q), 2);
+	ktest_fire(0, 0);
+	kcore_run_deadlines(F.core);
+	cr_assert_eq(d.calls, 1);
+	cr_assert_eq(queue_parked(F.q), 1, "the served one left the count");
+	kwaiter_interrupt(v);
+	kcore_run_deadlines(F.core);
+	cr_assert_eq(e.calls, 1);
+	cr_assert_eq(queue_parked(F.q), 0);
+	kwaiter_put(w);
+	kwaiter_put(v);
+}
+
 CORE_TEST(waiters, waiter_timeout_returns_what_is_ready)
 {
 	struct done d = { 0 }, e = { 0 };

@@ -138,7 +138,12 @@ struct take13_kevent_mring {
 	X(get_arg_events, offsetof(struct kevent_get_events_arg, events) == 16) \
 	X(get_arg_flags, offsetof(struct kevent_get_events_arg, flags) == 24) \
 	X(get_arg_ioc_flags, offsetof(struct kevent_get_events_arg, ioc_flags) == 28) \
-	X(info_size, sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER0) \
+	X(info_size_ver0, KEVENT_INFO_SIZE_VER0 == 152) \
+	X(info_ver0_end, offsetof(struct kevent_info, live_waiters) + 8 == KEVENT_INFO_SIZE_VER0) \
+	X(info_size_ver1, KEVENT_INFO_SIZE_VER1 == 160) \
+	X(info_size, sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1) \
+	X(info_queue_parked, offsetof(struct kevent_info, queue_parked) == 152) \
+	X(info_pad1, offsetof(struct kevent_info, __pad1) == 156) \
 	X(info_size_first, offsetof(struct kevent_info, size) == 0) \
 	X(info_limits, offsetof(struct kevent_info, limits) == 64) \
 	X(info_live_queues, offsetof(struct kevent_info, live_queues) == 128) \
@@ -159,14 +164,14 @@ struct take13_kevent_mring {
 	X(ioc_get_events_size, _IOC_SIZE(KEVENT_IOC_GET_EVENTS) == 32) \
 	X(ioc_get_events_nr, _IOC_NR(KEVENT_IOC_GET_EVENTS) == 2) \
 	X(ioc_info_dir, _IOC_DIR(KEVENT_IOC_INFO) == _IOC_READ) \
-	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == 152) \
+	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == KEVENT_INFO_SIZE_VER1) \
 	X(ioc_ring_shm_size, _IOC_SIZE(KEVENT_IOC_RING_SHM) == 128) \
 	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
 	X(ioc_fault, KEVENT_IOC_FAULT == _IOW(0xBE, 5, struct kevent_fault)) \
 	X(feat_fault_inject, KEVENT_FEAT_FAULT_INJECT == 0x40) \
 	X(backend_values, KEVENT_BACKEND_CORE == 1 && KEVENT_BACKEND_CUSE == 2 && \
 	  KEVENT_BACKEND_MODULE == 3 && KEVENT_BACKEND_FUSE == 4) \
-	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER0) \
+	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER1) \
 	X(timeout_infinite, KEVENT_TIMEOUT_INFINITE == 0xffffffffffffffffull) \
 	X(get_nonblock, KEVENT_GET_NONBLOCK == 0x1)
 

@@ -23,7 +23,16 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-/* Bumped whenever anything user-visible in this file or docs/abi.md changes. */
+/*
+ * The highest behaviour level this header describes.  A level is a set of
+ * rules a queue can select with KEVENT_IOC_SET_ABI; 1 is take13 as this
+ * project serves it, and a queue that never calls SET_ABI (every 2006
+ * program) gets level 1.  Only a rule that changes for callers who ask for
+ * it bumps this.  Compatible growth (an INFO field, a feature bit, a backend
+ * value, a new ioctl) bumps nothing: INFO's size and features announce it,
+ * and docs/abi.md section 11 records it.  INFO's abi_revision is the highest
+ * level the backend serves (docs/abi-change.md 3).
+ */
 #define KEVENT_ABI_REVISION		1
 
 /* ukevent.type */
@@ -202,7 +211,7 @@ struct kevent_limit {
 
 struct kevent_info {
 	__u32 size;			/* bytes of this struct the backend filled */
-	__u32 abi_revision;		/* KEVENT_ABI_REVISION of the backend */
+	__u32 abi_revision;		/* highest SET_ABI level the backend serves */
 	__u32 backend;			/* KEVENT_BACKEND_* */
 	__u32 features;			/* KEVENT_FEAT_* */
 	__u32 supported_types;		/* bit (1 << type) per implemented type */
@@ -221,10 +230,14 @@ struct kevent_info {
 	__u64 live_queues;		/* backend-wide live objects */
 	__u64 live_kevents;
 	__u64 live_waiters;
+	/* KEVENT_INFO_SIZE_VER1: filled when size covers it */
+	__u32 queue_parked;		/* GET_EVENTS calls parked on this queue now */
+	__u32 __pad1;			/* 0 */
 };
 #define KEVENT_INFO_SIZE_VER0		152
+#define KEVENT_INFO_SIZE_VER1		160
 
-/* KEVENT_IOC_RING_SHM (CUSE only; the module answers -ENOTTY). */
+/* KEVENT_IOC_RING_SHM (CUSE and fuse; the module answers -ENOTTY). */
 struct kevent_ring_shm {
 	__u32 size;			/* bytes of this struct the backend filled */
 	__u32 flags;			/* none yet: 0 */
@@ -234,9 +247,10 @@ struct kevent_ring_shm {
 #define KEVENT_RING_SHM_SIZE_VER0	128
 
 /*
- * KEVENT_IOC_SET_ABI (reserved for future ABI variants, A12): accepted only
- * before the first KEVENT_IOC_CTL on the queue (-EBUSY after).  revision
- * must be KEVENT_ABI_REVISION.  KEVENT_ABI_STRICT makes the 2006 fields
+ * KEVENT_IOC_SET_ABI (A12): selects the behaviour level (revision) of this
+ * queue; accepted only before the first KEVENT_IOC_CTL on the queue (-EBUSY
+ * after).  revision must be one the backend serves (-EINVAL otherwise): 1 up
+ * to INFO's abi_revision; today that is 1 only.  KEVENT_ABI_STRICT makes the 2006 fields
  * strict too: unknown req_flags bits fail that entry with -EINVAL.
  */
 struct kevent_set_abi {
