@@ -7,7 +7,9 @@ against it.
   native.py --daemon EXE --clients DIR [--criterion PROG]... [--extra PROG]...
             [--fuzz PROG] [--witness PROG]
 
-First the start checks: a missing DIR and a busy DIR are refused, and a
+First the start checks: a missing DIR and a busy DIR are refused, a
+daemon started with --mode 0600 lets root open the file and refuses
+another uid (EACCES, the daemon's own check), and a
 stale mount that a SIGKILLed daemon left on MNT is detached by the next
 start.  That next start is `kevent-cuse --foreground --fuse MNT
 --fault-inject` (MNT relative to its cwd) on the killed run's ring
@@ -133,16 +135,17 @@ def parse_criterion(prog, tap_path, rc, rows):
 
 
 class Daemon:
-    def __init__(self, exe, work, mnt, tag='daemon', relative=False):
+    def __init__(self, exe, work, mnt, tag='daemon', relative=False, extra=(), shm=''):
         self.mnt = mnt
         # One ring directory for every start: the start after the SIGKILL
         # also removes the killed daemon's leftovers.
-        self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}'
+        self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}{shm}'
         self.log = os.path.join(work, tag + '.log')
         # relative: DIR given relative to the daemon's cwd (it resolves it).
         arg = os.path.relpath(mnt, work) if relative else mnt
         self.proc = subprocess.Popen(
-            [exe, '--foreground', '--fuse', arg, '--fault-inject', '--shm-dir', self.shm],
+            [exe, '--foreground', '--fuse', arg, '--fault-inject', '--shm-dir', self.shm,
+             *extra],
             cwd=work, stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'),
             stderr=subprocess.STDOUT)
         self.device = os.path.join(self.mnt, 'kevent')
@@ -267,6 +270,41 @@ def refused_start(exe, work, mnt, tag, want_words):
     return (f'start/{tag}', 'pass')
 
 
+def open_as(uid, path):
+    """open(path, O_RDWR) in a child with uid and gid uid: 0 or the errno."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.close(os.open(path, os.O_RDWR))
+            os._exit(0)
+        except OSError as e:
+            os._exit(e.errno if e.errno < 256 else 255)
+        os._exit(254)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def mode_checked_at_open(exe, work):
+    """--mode 0600: root opens, another uid gets EACCES from the daemon."""
+    mnt = os.path.join(work, 'mnt-0600')
+    os.mkdir(mnt)
+    d = Daemon(exe, work, mnt, 'mode-0600', extra=['--mode', '0600'], shm='-mode')
+    up = d.wait_up()
+    if up is not None:
+        return ('start/mode_checked_at_open', 'fail', f'no daemon with --mode 0600: {up[1]}')
+    got = (open_as(0, d.device), open_as(65534, d.device))
+    stop = Rows()
+    d.stop(stop)
+    bad = [f'{n}: {r}' for n, st, r in stop.rows if st == 'fail']
+    if got != (0, errno.EACCES):
+        return ('start/mode_checked_at_open', 'fail', f'open as root, as 65534 (want 0, EACCES): {got}')
+    if bad:
+        return ('start/mode_checked_at_open', 'fail', '; '.join(bad))
+    return ('start/mode_checked_at_open', 'pass')
+
+
 def leave_stale_mount(exe, work, mnt):
     """A daemon killed with SIGKILL leaves a dead mount: '' or why not."""
     d = Daemon(exe, work, mnt, 'killed')
@@ -348,6 +386,8 @@ def main():
     ap.add_argument('--witness', help='stop-witness (D20 at the stop)')
     ap.add_argument('--keep', action='store_true', help='keep the work directory')
     args = ap.parse_args()
+    # The daemon runs in the work directory: every program by absolute path.
+    args.daemon = os.path.abspath(args.daemon)
 
     if not os.path.exists('/dev/fuse'):
         skip_all('/dev/fuse is missing on this host')
@@ -381,6 +421,7 @@ def main():
         rows.add(*refused_start(args.daemon, work, mnt, 'busy_dir_refused', ['busy']))
         rows.add(*refused_start(args.daemon, work, os.path.join(work, 'nodir'),
                                 'missing_dir_refused', ['No such file']))
+        rows.add(*mode_checked_at_open(args.daemon, work))
         if run_clients(d, clients + args.criterion, work, rows):
             extras = [[e] for e in args.extra]
             if args.fuzz:
