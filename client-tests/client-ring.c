@@ -34,7 +34,8 @@ static void require_raw_mmap(void)
 	if (kt_backend() == KEVENT_BACKEND_CUSE && shim_preloaded())
 		return;
 	if (kt_backend() == KEVENT_BACKEND_FUSE)
-		cr_skip_test("fuse: the file is direct_io (mmap() fails ENODEV) and the libkevent-mmap.so shim knows kevent fds by st_rdev, which a FUSE file has not (design.md B6)");
+		cr_skip_test("fuse: the file is direct_io (mmap() fails ENODEV) and the libkevent-mmap.so "
+			     "shim knows kevent fds by st_rdev, which a FUSE file has not (design.md B6)");
 	cr_skip_test("module, or cuse under LD_PRELOAD=libkevent-mmap.so: mmap() of the fd "
 		     "(backend %s, no preload; cuse is covered by ring/cuse_shim_raw_mmap_refusals)",
 		     kt_backend_name(kt_backend()));

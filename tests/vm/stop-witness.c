@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		return fail("open/INFO");
 	fuse = info.backend == KEVENT_BACKEND_FUSE;
 	if (info.backend != KEVENT_BACKEND_CUSE && !fuse) {
-		printf("stop-witness: backend %u is not the CUSE daemon (D20 is its rule): skip\n",
+		printf("stop-witness: backend %u is not the daemon (D20 is its rule): skip\n",
 		       info.backend);
 		return 77;
 	}
