@@ -235,6 +235,10 @@ static unsigned int settled_used(unsigned int limit)
 
 /* ---- D18: the per-uid kevent, timer, fd-kevent and mark caps (-ENOSPC) ---- */
 
+static const char *const limit_name[KEVENT_LIMIT_NR] = {
+	"queue", "kevent", "fd-kevent", "timer", "mark", "running", "parked", "expiry",
+};
+
 /* The queues one uid filled to a cap; inq: kevents on q[nq - 1]. */
 struct cap_fill {
 	unsigned int limit, cap, before, inq;
@@ -255,11 +259,11 @@ static void fill_to_cap(struct cap_fill *f, unsigned int limit, kt_make_uk make,
 
 	*f = (struct cap_fill){ .limit = limit, .cap = kt_backend_info()->limits[limit].cap, .inq = 4095 };
 	if (!f->cap)
-		cr_skip_test("no per-uid cap %u on the %s backend (INFO cap 0)", limit,
+		cr_skip_test("no per-uid %s cap on the %s backend (INFO cap 0)", limit_name[limit],
 			     kt_backend_name(kt_backend()));
 	f->before = settled_used(limit);
 	if (f->cap < f->before || f->cap - f->before > 5 * 4095)
-		cr_skip_test("per-uid cap %u: cap %u, used %u: too far to reach here", limit, f->cap,
+		cr_skip_test("per-uid %s cap %u (used %u) too far to reach here", limit_name[limit], f->cap,
 			     f->before);
 	uk = calloc(4095, sizeof(*uk));
 	cr_assert(uk);
