@@ -473,8 +473,14 @@ static void *stuck_ctl_run(void *arg)
 {
 	struct stuck_ctl *s = arg;
 
-	s->ret = kevent_ctl(s->kfd, KEVENT_CTL_ADD, 1, s->uk);
-	s->err = errno;
+	/* The test's own INFO may hold the last slot for a moment: retry. */
+	for (int tries = 0; tries < 5000; tries++) {
+		s->ret = kevent_ctl(s->kfd, KEVENT_CTL_ADD, 1, s->uk);
+		s->err = errno;
+		if (s->ret >= 0 || s->err != EAGAIN)
+			break;
+		kt_sleep_ms(1);
+	}
 	return NULL;
 }
 
@@ -495,29 +501,38 @@ static int uffd_page(void **page, long psize)
 	return uffd;
 }
 
-/* Resolve the page with src: every access waiting on it goes on. */
-static void uffd_fill(int uffd, void *page, const void *src, long psize)
+/*
+ * Resolve the page with src, then close uffd: every access waiting on it
+ * goes on (after a failed copy, closing fails them with EFAULT instead).
+ * 0 or -errno of the copy; asserts nothing, see running_cap_eagain.
+ */
+static int uffd_fill_close(int uffd, void *page, const void *src, long psize)
 {
 	struct uffdio_copy c = { .dst = (uintptr_t)page, .src = (uintptr_t)src, .len = (__u64)psize };
+	int r = ioctl(uffd, UFFDIO_COPY, &c) ? -errno : 0;
 
-	cr_assert_eq(ioctl(uffd, UFFDIO_COPY, &c), 0, "UFFDIO_COPY: %s", strerror(errno));
+	close(uffd);
+	return r;
 }
 
 /*
  * With the uid's running requests at the cap, every further ioctl of that
  * uid fails EAGAIN at once.  The cap's worth of ADDs are held running: their
  * array sits in a userfaultfd page that the daemon's process_vm_readv waits
- * on until the test fills it.
+ * on until the test fills it.  No assertion may end the test while they are
+ * held: the held threads wait uninterruptibly for the daemon, whose workers
+ * wait on the page until its userfaultfd is closed, which the exit of a
+ * process with those threads never does.  So it checks after releasing.
  */
 KTEST(limits, running_cap_eagain)
 {
-	unsigned int cap = kt_backend_info()->limits[KEVENT_LIMIT_RUNNING].cap;
+	unsigned int cap = kt_backend_info()->limits[KEVENT_LIMIT_RUNNING].cap, started = 0;
 	long psize = sysconf(_SC_PAGESIZE);
 	struct stuck_ctl s[64];
 	pthread_t t[64];
 	struct kevent_info info;
 	void *page = NULL, *src;
-	int r = 0;
+	int r = 0, more_ret, more_err, fill;
 
 	if (!cap)
 		cr_skip_test("no per-uid running-request cap on the %s backend (INFO cap 0)",
@@ -526,34 +541,37 @@ KTEST(limits, running_cap_eagain)
 		cr_skip_test("per-uid running cap %u too large to reach here", cap);
 	kt_require_feature(KEVENT_FEAT_PROCESS_VM, "only a worker reading the array itself can be held "
 			   "running; on the retry path the kernel copies it in the caller");
-	int kfd = kt_open(O_RDWR), uffd = uffd_page(&page, psize);
-	if (uffd < 0)
-		cr_skip_test("userfaultfd: %s (needs root or vm.unprivileged_userfaultfd)", strerror(-uffd));
-	for (unsigned int i = 0; i < cap; i++) {
-		s[i] = (struct stuck_ctl){ .kfd = kfd, .uk = page };
-		cr_assert_eq(pthread_create(&t[i], NULL, stuck_ctl_run, &s[i]), 0);
-	}
-	/* INFO is a request too: it fails EAGAIN once all cap ADDs are running. */
-	for (__u64 end = kt_now_ns() + KT_MS(20000); kt_now_ns() < end; kt_sleep_ms(20))
-		if ((r = kt_ioctl(kfd, KEVENT_IOC_INFO, &info)) != 0)
-			break;
-	cr_assert_eq(r, -EAGAIN, "INFO with %u ADDs held running: %d (%s)", cap, r, strerror(-r));
-	struct ukevent more = kt_uk_timer(HOUR, 0, 0xffff);
-	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &more), -1, "an ADD past the running cap %u ran",
-		     cap);
-	cr_assert_eq(errno, EAGAIN, "past the running cap: %s", strerror(errno));
 	src = aligned_alloc((size_t)psize, (size_t)psize);
 	cr_assert(src);
 	memset(src, 0, (size_t)psize);
 	*(struct ukevent *)src = kt_uk_timer(HOUR, 0, 7);
-	uffd_fill(uffd, page, src, psize);
-	for (unsigned int i = 0; i < cap; i++) {
-		pthread_join(t[i], NULL);
-		cr_assert_eq(s[i].ret, 0, "held ADD %u: %d (%s)", i, s[i].ret, strerror(s[i].err));
+	int kfd = kt_open(O_RDWR), uffd = uffd_page(&page, psize);
+	if (uffd < 0)
+		cr_skip_test("userfaultfd: %s (needs root or vm.unprivileged_userfaultfd)", strerror(-uffd));
+	for (; started < cap; started++) {
+		s[started] = (struct stuck_ctl){ .kfd = kfd, .uk = page };
+		if (pthread_create(&t[started], NULL, stuck_ctl_run, &s[started]))
+			break;
 	}
-	cr_assert_eq(kt_queue_kevents(kfd), cap, "the held ADDs did not all register");
+	/* INFO is a request too: it fails EAGAIN once all cap ADDs are running. */
+	for (__u64 end = kt_now_ns() + KT_MS(20000); started == cap && kt_now_ns() < end; kt_sleep_ms(20))
+		if ((r = kt_ioctl(kfd, KEVENT_IOC_INFO, &info)) != 0)
+			break;
+	struct ukevent more = kt_uk_timer(HOUR, 0, 0xffff);
+	more_ret = kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &more);
+	more_err = errno;
+	fill = uffd_fill_close(uffd, page, src, psize);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
 	free(src);
-	close(uffd);
+	cr_assert_eq(started, cap, "started %u of %u threads", started, cap);
+	cr_assert_eq(fill, 0, "UFFDIO_COPY: %s", strerror(-fill));
+	cr_assert_eq(r, -EAGAIN, "INFO with %u ADDs held running: %d (%s)", cap, r, strerror(-r));
+	cr_assert_eq(more_ret, -1, "an ADD past the running cap %u ran", cap);
+	cr_assert_eq(more_err, EAGAIN, "past the running cap: %s", strerror(more_err));
+	for (unsigned int i = 0; i < cap; i++)
+		cr_assert_eq(s[i].ret, 0, "held ADD %u: %d (%s)", i, s[i].ret, strerror(s[i].err));
+	cr_assert_eq(kt_queue_kevents(kfd), cap, "the held ADDs did not all register");
 	close(kfd);
 }
 
