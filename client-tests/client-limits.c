@@ -4,12 +4,18 @@
  * kevent_num + num >= 4096; GET_EVENTS returns at most 4095 (D12) and at
  * most the path's max_get_nr (B4); CTL batches above max_ctl_num fail
  * whole with E2BIG (B4).  The per-uid caps of the CUSE daemon (D18) and
- * its timer expiry budget (B7).
+ * its timer expiry budget (B7); the module has no caps (INFO cap 0), so
+ * those tests skip there with that reason.
  */
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -227,41 +233,168 @@ static unsigned int settled_used(unsigned int limit)
 	return b.limits[limit].used;
 }
 
-/* D18: the per-uid kevent cap: that entry BROKEN with -ENOSPC. */
+/* ---- D18: the per-uid kevent, timer, fd-kevent and mark caps (-ENOSPC) ---- */
+
+static const char *const limit_name[KEVENT_LIMIT_NR] = {
+	"queue", "kevent", "fd-kevent", "timer", "mark", "running", "parked", "expiry",
+};
+
+/* The queues one uid filled to a cap; inq: kevents on q[nq - 1]. */
+struct cap_fill {
+	unsigned int limit, cap, before, inq;
+	int q[8], nq;
+};
+
+typedef struct ukevent (*kt_make_uk)(__u32 cookie, int fd);
+
+/*
+ * Skip unless the uid's cap on limit is there and reachable in up to five
+ * full queues; then ADD kevents made by make (on fd) until the uid's use of
+ * limit reaches the cap, topping up while a late release still frees charges.
+ */
+static void fill_to_cap(struct cap_fill *f, unsigned int limit, kt_make_uk make, int fd)
+{
+	unsigned int max = kt_backend_info()->max_ctl_num, used, added = 0;
+	struct ukevent *uk;
+
+	*f = (struct cap_fill){ .limit = limit, .cap = kt_backend_info()->limits[limit].cap, .inq = 4095 };
+	if (!f->cap)
+		cr_skip_test("no per-uid %s cap on the %s backend (INFO cap 0)", limit_name[limit],
+			     kt_backend_name(kt_backend()));
+	f->before = settled_used(limit);
+	if (f->cap < f->before || f->cap - f->before > 5 * 4095)
+		cr_skip_test("per-uid %s cap %u (used %u) too far to reach here", limit_name[limit], f->cap,
+			     f->before);
+	uk = calloc(4095, sizeof(*uk));
+	cr_assert(uk);
+	while ((used = settled_used(limit)) < f->cap) {
+		for (unsigned int room = f->cap - used, b; room; room -= b, added += b, f->inq += b) {
+			if (f->inq == 4095) {
+				cr_assert(f->nq < 7, "cap %u not reached after %u ADDs (used %u)", f->cap, added,
+					  used);
+				f->q[f->nq++] = kt_open(O_RDWR);
+				f->inq = 0;
+			}
+			b = room < max ? room : max;
+			b = b < 4095 - f->inq ? b : 4095 - f->inq;
+			for (unsigned int i = 0; i < b; i++)
+				uk[i] = make(added + i, fd);
+			int r = kevent_ctl(f->q[f->nq - 1], KEVENT_CTL_ADD, b, uk);
+			cr_assert_eq(r, 0, "ADD of %u below cap %u (used %u): %d (%s); entry 0 ret_data[1] %d", b,
+				     f->cap, used, r, r < 0 ? strerror(errno) : "some failed",
+				     r > 0 ? (int)uk[0].ret_data[1] : 0);
+		}
+	}
+	free(uk);
+}
+
+/* The queue with room for one more kevent (a new one when the last is full). */
+static int fill_last_queue(struct cap_fill *f)
+{
+	if (f->inq == 4095) {
+		f->q[f->nq++] = kt_open(O_RDWR);
+		f->inq = 0;
+	}
+	return f->q[f->nq - 1];
+}
+
+/* D18: one ADD past the cap is that entry BROKEN|DONE with -ENOSPC, not queued. */
+static void assert_past_cap(struct cap_fill *f, struct ukevent uk, const char *what)
+{
+	int kfd = fill_last_queue(f);
+	unsigned int n = kt_queue_kevents(kfd);
+
+	uk.ret_data[1] = 0;
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk), 1, "%s: an ADD past the per-uid cap %u queued",
+		     what, f->cap);
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "%s: ret_flags %#x", what,
+		     uk.ret_flags);
+	cr_assert_eq(uk.ret_data[1], (__u32)-ENOSPC, "%s past the cap: ret_data[1] %d", what,
+		     (int)uk.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), n, "%s: a refused ADD changed the queue", what);
+}
+
+/* Close the queues and wait (bounded) for their release, so the next test has room. */
+static void fill_release(struct cap_fill *f)
+{
+	__u64 end = kt_now_ns() + KT_MS(10000);
+
+	for (int i = 0; i < f->nq; i++)
+		close(f->q[i]);
+	while (settled_used(f->limit) > f->before && kt_now_ns() < end)
+		kt_sleep_ms(100);
+}
+
+static struct ukevent make_timer(__u32 cookie, int fd)
+{
+	(void)fd;
+	return kt_uk_timer(HOUR, 0, cookie);
+}
+
+static struct ukevent make_poll(__u32 cookie, int fd)
+{
+	return kt_uk_poll(fd, KEVENT_POLL_POLLIN, 0, cookie);
+}
+
+static struct ukevent make_inode(__u32 cookie, int fd)
+{
+	return kt_uk(KEVENT_INODE, (__u32)fd, 0, KEVENT_INODE_REMOVE, 0, cookie);
+}
+
+/* D18: the per-uid kevent or timer cap, whichever is nearer: -ENOSPC. */
 KTEST(limits, kevent_cap_enospc)
 {
 	const struct kevent_limit *l = &kt_backend_info()->limits[KEVENT_LIMIT_TIMERS];
 	const struct kevent_limit *k = &kt_backend_info()->limits[KEVENT_LIMIT_KEVENTS];
 	unsigned int limit = l->cap && (!k->cap || l->cap - l->used <= k->cap - k->used) ?
 			     KEVENT_LIMIT_TIMERS : KEVENT_LIMIT_KEVENTS;
-	unsigned int cap = kt_backend_info()->limits[limit].cap;
+	struct cap_fill f;
 
-	if (!cap)
-		cr_skip_test("no per-uid kevent or timer cap on the %s backend (INFO cap 0)",
-			     kt_backend_name(kt_backend()));
-	if (cap - settled_used(limit) > 5 * 4095)
-		cr_skip_test("per-uid cap %u too large to reach here", cap);
-	int q[8], nq = 0;
-	unsigned int added = 0, inq = 4095, used;	/* inq: kevents on q[nq - 1] */
-	struct ukevent uk;
-	/* Fill to the cap; top up while a late release still frees charges. */
-	while ((used = settled_used(limit)) < cap) {
-		for (unsigned int room = cap - used; room; room--, added++, inq++) {
-			if (inq == 4095) {
-				cr_assert(nq < 7, "cap %u not reached after %u ADDs (used %u)", cap, added, used);
-				q[nq++] = kt_open(O_RDWR);
-				inq = 0;
-			}
-			kt_add_queued(q[nq - 1], kt_uk_timer(3600000, 0, added));
-		}
-	}
-	int last = inq < 4095 ? q[nq - 1] : (q[nq++] = kt_open(O_RDWR));
-	uk = kt_uk_timer(3600000, 0, 0xffff);
-	cr_assert_eq(kevent_ctl(last, KEVENT_CTL_ADD, 1, &uk), 1, "an ADD past the per-uid cap %u queued", cap);
-	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
-	cr_assert_eq(uk.ret_data[1], (__u32)-ENOSPC, "past the cap: ret_data[1] %d", (int)uk.ret_data[1]);
-	for (int i = 0; i < nq; i++)
-		close(q[i]);
+	fill_to_cap(&f, limit, make_timer, -1);
+	assert_past_cap(&f, kt_uk_timer(HOUR, 0, 0xffff), "timer");
+	fill_release(&f);
+}
+
+/*
+ * D18: the per-uid cap on fd-holding kevents (POLL, SOCKET): -ENOSPC for
+ * them, while a timer, another resource, is still accepted.
+ */
+KTEST(limits, fd_kevent_cap_enospc)
+{
+	kt_require_feature(KEVENT_FEAT_FD_ORIGINS, "fd origins refused to this caller");
+	struct cap_fill f;
+	int p[2];
+
+	kt_pipe(p);
+	fill_to_cap(&f, KEVENT_LIMIT_FD_KEVENTS, make_poll, p[0]);
+	assert_past_cap(&f, make_poll(0xffff, p[0]), "poll");
+	int s[2];
+	kt_socketpair(SOCK_STREAM, s);
+	assert_past_cap(&f, kt_uk(KEVENT_SOCKET, (__u32)s[0], 0, KEVENT_SOCKET_RECV, 0, 0xfffe), "socket");
+	kt_add_queued(fill_last_queue(&f), kt_uk_timer(HOUR, 0, 0xfffd));
+	fill_release(&f);
+	close(s[0]);
+	close(s[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* D18: the per-uid cap on inode marks: -ENOSPC, while a timer is still accepted. */
+KTEST(limits, mark_cap_enospc)
+{
+	kt_require_type(KEVENT_INODE);
+	kt_require_feature(KEVENT_FEAT_FD_ORIGINS, "fd origins refused to this caller");
+	char path[] = "/tmp/kt-marks-XXXXXX";
+	int fd = mkstemp(path);
+	struct cap_fill f;
+
+	cr_assert(fd >= 0, "mkstemp: %s", strerror(errno));
+	fill_to_cap(&f, KEVENT_LIMIT_MARKS, make_inode, fd);
+	assert_past_cap(&f, make_inode(0xffff, fd), "inode");
+	kt_add_queued(fill_last_queue(&f), kt_uk_timer(HOUR, 0, 0xfffd));
+	fill_release(&f);
+	unlink(path);
+	close(fd);
 }
 
 /* ---- D18: the parked-call cap (EAGAIN) and B7: the expiry budget ---- */
@@ -327,6 +460,119 @@ KTEST(limits, parked_cap_eagain)
 	}
 	close(pk_kfd);
 	close(probe);
+}
+
+/* ---- D18: the running-request cap (EAGAIN) ---- */
+
+struct stuck_ctl {
+	int kfd, ret, err;
+	struct ukevent *uk;
+};
+
+static void *stuck_ctl_run(void *arg)
+{
+	struct stuck_ctl *s = arg;
+
+	/* The test's own INFO may hold the last slot for a moment: retry. */
+	for (int tries = 0; tries < 5000; tries++) {
+		s->ret = kevent_ctl(s->kfd, KEVENT_CTL_ADD, 1, s->uk);
+		s->err = errno;
+		if (s->ret >= 0 || s->err != EAGAIN)
+			break;
+		kt_sleep_ms(1);
+	}
+	return NULL;
+}
+
+/* A page whose first touch waits until uffd_fill(); -errno when there is no userfaultfd. */
+static int uffd_page(void **page, long psize)
+{
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	if (uffd < 0)
+		return -errno;
+	*page = mmap(NULL, (size_t)psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(*page != MAP_FAILED);
+	reg.range = (struct uffdio_range){ (uintptr_t)*page, (__u64)psize };
+	cr_assert_eq(ioctl(uffd, UFFDIO_API, &api), 0, "UFFDIO_API: %s", strerror(errno));
+	cr_assert_eq(ioctl(uffd, UFFDIO_REGISTER, &reg), 0, "UFFDIO_REGISTER: %s", strerror(errno));
+	return uffd;
+}
+
+/*
+ * Resolve the page with src, then close uffd: every access waiting on it
+ * goes on (after a failed copy, closing fails them with EFAULT instead).
+ * 0 or -errno of the copy; asserts nothing, see running_cap_eagain.
+ */
+static int uffd_fill_close(int uffd, void *page, const void *src, long psize)
+{
+	struct uffdio_copy c = { .dst = (uintptr_t)page, .src = (uintptr_t)src, .len = (__u64)psize };
+	int r = ioctl(uffd, UFFDIO_COPY, &c) ? -errno : 0;
+
+	close(uffd);
+	return r;
+}
+
+/*
+ * With the uid's running requests at the cap, every further ioctl of that
+ * uid fails EAGAIN at once.  The cap's worth of ADDs are held running: their
+ * array sits in a userfaultfd page that the daemon's process_vm_readv waits
+ * on until the test fills it.  No assertion may end the test while they are
+ * held: the held threads wait uninterruptibly for the daemon, whose workers
+ * wait on the page until its userfaultfd is closed, which the exit of a
+ * process with those threads never does.  So it checks after releasing.
+ */
+KTEST(limits, running_cap_eagain)
+{
+	unsigned int cap = kt_backend_info()->limits[KEVENT_LIMIT_RUNNING].cap, started = 0;
+	long psize = sysconf(_SC_PAGESIZE);
+	struct stuck_ctl s[64];
+	pthread_t t[64];
+	struct kevent_info info;
+	void *page = NULL, *src;
+	int r = 0, more_ret, more_err, fill;
+
+	if (!cap)
+		cr_skip_test("no per-uid running-request cap on the %s backend (INFO cap 0)",
+			     kt_backend_name(kt_backend()));
+	if (cap > 64)
+		cr_skip_test("per-uid running cap %u too large to reach here", cap);
+	kt_require_feature(KEVENT_FEAT_PROCESS_VM, "only a worker reading the array itself can be held "
+			   "running; on the retry path the kernel copies it in the caller");
+	src = aligned_alloc((size_t)psize, (size_t)psize);
+	cr_assert(src);
+	memset(src, 0, (size_t)psize);
+	*(struct ukevent *)src = kt_uk_timer(HOUR, 0, 7);
+	int kfd = kt_open(O_RDWR), uffd = uffd_page(&page, psize);
+	if (uffd < 0)
+		cr_skip_test("userfaultfd: %s (needs root or vm.unprivileged_userfaultfd)", strerror(-uffd));
+	for (; started < cap; started++) {
+		s[started] = (struct stuck_ctl){ .kfd = kfd, .uk = page };
+		if (pthread_create(&t[started], NULL, stuck_ctl_run, &s[started]))
+			break;
+	}
+	/* INFO is a request too: it fails EAGAIN once all cap ADDs are running. */
+	for (__u64 end = kt_now_ns() + KT_MS(20000); started == cap && kt_now_ns() < end; kt_sleep_ms(20))
+		if ((r = kt_ioctl(kfd, KEVENT_IOC_INFO, &info)) != 0)
+			break;
+	struct ukevent more = kt_uk_timer(HOUR, 0, 0xffff);
+	more_ret = kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &more);
+	more_err = errno;
+	fill = uffd_fill_close(uffd, page, src, psize);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(src);
+	cr_assert_eq(started, cap, "started %u of %u threads", started, cap);
+	cr_assert_eq(fill, 0, "UFFDIO_COPY: %s", strerror(-fill));
+	cr_assert_eq(r, -EAGAIN, "INFO with %u ADDs held running: %d (%s)", cap, r, strerror(-r));
+	cr_assert_eq(more_ret, -1, "an ADD past the running cap %u ran", cap);
+	cr_assert_eq(more_err, EAGAIN, "past the running cap: %s", strerror(more_err));
+	for (unsigned int i = 0; i < cap; i++)
+		cr_assert_eq(s[i].ret, 0, "held ADD %u: %d (%s)", i, s[i].ret, strerror(s[i].err));
+	cr_assert_eq(kt_queue_kevents(kfd), cap, "the held ADDs did not all register");
+	close(kfd);
 }
 
 /*

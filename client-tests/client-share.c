@@ -2,7 +2,8 @@
 /*
  * Sharing a queue: fork and threads, several parked waiters (D16, D32),
  * close while another thread waits (D17), close with kevents pending,
- * independent queues, and another uid (setuid nobody) kept out (B5).
+ * independent queues, another uid (setuid nobody) kept out (B5), and the
+ * ring's 16-uid grant list (abi.md 7.5).
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -451,5 +452,64 @@ KTEST(share, other_uid_kept_out)
 	in_child(child_as_nobody, &u, "uid nobody");
 	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "our event was taken by another uid");
 	cr_assert_eq(out[0].user[0], 9u);
+	close(kfd);
+}
+
+/* ---- abi.md 7.5: the ring's ACL holds at most 16 distinct uids ---- */
+
+#define RING_UIDS 16		/* KC_RING_MAX_UIDS of the daemon, fixed by abi.md 7.5 */
+#define RING_UID0 20000		/* uids no other test uses */
+
+struct shm_arg {
+	int kfd, want;
+	uid_t uid;
+};
+
+/* RING_SHM as s->uid on the inherited queue; exit 0 when it gives s->want. */
+static int child_ring_shm(void *a)
+{
+	struct shm_arg *s = a;
+	struct kevent_ring_shm shm;
+
+	if (setgroups(0, NULL) || setgid(s->uid) || setuid(s->uid))
+		return 1;
+	memset(&shm, 0, sizeof(shm));
+	int r = kt_ioctl(s->kfd, KEVENT_IOC_RING_SHM, &shm);
+	return r == s->want ? 0 : r == 0 ? 2 : 100 + (-r & 0x7f);
+}
+
+static void ring_shm_as(int kfd, uid_t uid, int want)
+{
+	struct shm_arg s = { kfd, want, uid };
+	char what[96];
+
+	snprintf(what, sizeof(what), "RING_SHM as uid %u, want %d (step 2: it succeeded, 100+n: -errno n)",
+		 (unsigned int)uid, want);
+	in_child(child_ring_shm, &s, what);
+}
+
+/*
+ * abi.md 7.5: RING_SHM grants 16 distinct uids read access to one queue's
+ * ring; a 17th gets ENOSPC, while a uid already granted asks again freely.
+ */
+KTEST(share, ring_shm_17th_uid_enospc)
+{
+	ktest_only_backend(KEVENT_BACKEND_CUSE, "cuse only: the module has real mmap, no RING_SHM (ENOTTY)");
+	if (geteuid() != 0)
+		cr_skip_test("needs root to setuid() children (running as uid %d)", (int)geteuid());
+	int kfd = kt_open(O_RDWR);
+	struct kevent_ring_shm shm;
+
+	for (unsigned int i = 0; i < RING_UIDS; i++)
+		ring_shm_as(kfd, RING_UID0 + i, 0);
+	ring_shm_as(kfd, RING_UID0 + RING_UIDS, -ENOSPC);
+	ring_shm_as(kfd, RING_UID0, 0);
+	memset(&shm, 0, sizeof(shm));
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_RING_SHM, &shm), -ENOSPC,
+		     "RING_SHM as the owner (uid 0), an ungranted 17th uid");
+	/* Another queue has its own ring and its own list. */
+	int k2 = kt_open(O_RDWR);
+	ring_shm_as(k2, RING_UID0 + RING_UIDS, 0);
+	close(k2);
 	close(kfd);
 }
