@@ -494,7 +494,7 @@ static void ring_shm_as(int kfd, uid_t uid, int want)
  */
 KTEST(share, ring_shm_17th_uid_enospc)
 {
-	ktest_only_backend(KEVENT_BACKEND_CUSE, "cuse only: the module has real mmap, no RING_SHM (ENOTTY)");
+	kt_require_feature(KEVENT_FEAT_RING_SHM, "no KEVENT_IOC_RING_SHM here (the module maps the ring itself)");
 	if (geteuid() != 0)
 		cr_skip_test("needs root to setuid() children (running as uid %d)", (int)geteuid());
 	int kfd = kt_open(O_RDWR);
