@@ -81,7 +81,6 @@ int kc_cuse_serve(void)
 		.flags = CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *fargv[4] = { "kevent-cuse" };
-	struct fuse_loop_config *lc;
 	struct fuse_session *se;
 	int fargc = 1, mt, err;
 
@@ -95,22 +94,7 @@ int kc_cuse_serve(void)
 		kc_err("CUSE setup failed");
 		return KC_EXIT_UNAVAILABLE;
 	}
-	/* Daemonised: stderr is gone, syslog is what is left. */
-	if (!kd.opts.foreground && !kd.opts.use_syslog)
-		kc_log_init("kevent-cuse", 1, kd.opts.debug);
-	/* After the fork of daemonising: the core starts its own threads. */
-	kc_defer_init();
-	err = kc_core_start();
-	if (err) {
-		cuse_lowlevel_teardown(se);
-		return err;
-	}
-	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(lc, kd.opts.workers);
-	fuse_loop_cfg_set_idle_threads(lc, kd.opts.workers);
-	err = fuse_session_loop_mt(se, lc);
-	fuse_loop_cfg_destroy(lc);
-	kc_shutdown();
+	err = kc_session_run(se, "CUSE");
 	cuse_lowlevel_teardown(se);
-	return kc_loop_status(err, "CUSE");
+	return err;
 }

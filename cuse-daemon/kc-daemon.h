@@ -39,12 +39,13 @@ extern struct kc_daemon kd;
 #define KC_EXIT_OSERR		71
 #define KC_EXIT_NOPERM		77
 
-/* kc-main.c: what both front ends run once their session exists. */
-int kc_core_start(void);
-/* D20: parked calls answered (what is ready, else ENODEV), queues released. */
-void kc_shutdown(void);
-/* The exit status of a session loop that returned err (a signal: 0). */
-int kc_loop_status(int err, const char *what);
+/*
+ * kc-main.c: what both front ends run once their session exists (and the
+ * process is daemonised): the core and the origins, the session loop, and
+ * at its end the D20 stop.  Returns the exit status; the caller tears the
+ * session down.
+ */
+int kc_session_run(struct fuse_session *se, const char *what);
 
 /* kc-file.c: the open files, shared by both front ends. */
 void kc_files_init(void);

@@ -327,7 +327,6 @@ static void kc_fuse_unmount(struct fuse_session *se)
 int kc_fuse_serve(void)
 {
 	struct fuse_session *se = kc_fuse_mount();
-	struct fuse_loop_config *lc;
 	int err;
 
 	if (!se)
@@ -336,22 +335,7 @@ int kc_fuse_serve(void)
 		kc_fuse_unmount(se);
 		return KC_EXIT_OSERR;
 	}
-	/* Daemonised: stderr is gone, syslog is what is left. */
-	if (!kd.opts.foreground && !kd.opts.use_syslog)
-		kc_log_init("kevent-cuse", 1, kd.opts.debug);
-	/* After the fork of daemonising: the core starts its own threads. */
-	kc_defer_init();
-	err = kc_core_start();
-	if (err) {
-		kc_fuse_unmount(se);
-		return err;
-	}
-	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(lc, kd.opts.workers);
-	fuse_loop_cfg_set_idle_threads(lc, kd.opts.workers);
-	err = fuse_session_loop_mt(se, lc);
-	fuse_loop_cfg_destroy(lc);
-	kc_shutdown();
+	err = kc_session_run(se, "FUSE");
 	kc_fuse_unmount(se);
-	return kc_loop_status(err, "FUSE");
+	return err;
 }

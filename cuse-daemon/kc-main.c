@@ -92,7 +92,7 @@ static void kc_origins_log(const char *line)
 }
 
 /* 0, or the exit status after saying why. */
-int kc_core_start(void)
+static int kc_core_start(void)
 {
 	struct korigins_config ocfg = { .log = kc_origins_log };
 	struct kcore_config cfg;
@@ -117,7 +117,8 @@ int kc_core_start(void)
 	return 0;
 }
 
-void kc_shutdown(void)
+/* D20: parked calls answered (what is ready, else ENODEV), queues released. */
+static void kc_shutdown(void)
 {
 	unsigned int n;
 
@@ -130,8 +131,25 @@ void kc_shutdown(void)
 	kc_info("stopped; %u open queue%s released", n, n == 1 ? "" : "s");
 }
 
-int kc_loop_status(int err, const char *what)
+int kc_session_run(struct fuse_session *se, const char *what)
 {
+	struct fuse_loop_config *lc;
+	int err;
+
+	/* Daemonised: stderr is gone, syslog is what is left. */
+	if (!kd.opts.foreground && !kd.opts.use_syslog)
+		kc_log_init("kevent-cuse", 1, kd.opts.debug);
+	/* After the fork of daemonising: the core starts its own threads. */
+	kc_defer_init();
+	err = kc_core_start();
+	if (err)
+		return err;
+	lc = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_max_threads(lc, kd.opts.workers);
+	fuse_loop_cfg_set_idle_threads(lc, kd.opts.workers);
+	err = fuse_session_loop_mt(se, lc);
+	fuse_loop_cfg_destroy(lc);
+	kc_shutdown();
 	/* libfuse reports the signal that ended the loop: a clean stop. */
 	if (err == SIGTERM || err == SIGINT || err == SIGHUP)
 		err = 0;
