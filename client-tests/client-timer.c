@@ -100,7 +100,9 @@ KTEST(timer, merged_expiries_keep_last_time)
  * a report is its point truncated to ms.  So the first expiry's stamp lies
  * in [ms read before the ADD + period, ms read after it + period].  Ten
  * ADDs: a stamp 1 ms off the grid hides only behind an ADD that crossed a
- * millisecond boundary, which cannot happen every time.
+ * millisecond boundary, which cannot happen every time.  A backend that
+ * sees the expiry late (a loaded machine) reports the latest grid point
+ * reached, as for merged expiries, so any point ADD + k * period is right.
  */
 KTEST(timer, first_expiry_between_add_bounds)
 {
@@ -113,9 +115,11 @@ KTEST(timer, first_expiry_between_add_bounds)
 		__u32 after = kt_now_ms32();
 		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "ADD %u: no expiry", i);
 		__u32 stamp = out[0].ret_data[0];
-		cr_assert(ms_diff(stamp, before + 10) >= 0 && ms_diff(stamp, after + 10) <= 0,
-			  "ADD %u between %u and %u ms, period 10: first expiry stamped %u, "
-			  "want within [%u, %u]", i, before, after, stamp, before + 10, after + 10);
+		__s32 lo = ms_diff(stamp, before), span = ms_diff(after, before);
+		cr_assert(lo >= 10 && lo % 10 <= span,
+			  "ADD %u between %u and %u ms, period 10: expiry stamped %u, "
+			  "want within [%u + 10k, %u + 10k], k >= 1", i, before, after, stamp,
+			  before, after);
 	}
 	close(kfd);
 }
