@@ -15,10 +15,10 @@
 #include "internal.h"
 
 _Static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0, "ctl arg");
-_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1,
 	       "get_events arg");
 _Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
-_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1, "info");
+_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2, "info");
 _Static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0, "fault arg");
 
 struct kdisp_cmd {
@@ -105,16 +105,42 @@ static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 	return 0;
 }
 
+static bool ts_zero(const struct kevent_timespec *ts)
+{
+	return !ts->tv_sec && !ts->tv_nsec && !ts->__pad;
+}
+
+/*
+ * D48: timeout_ts is read only with KEVENT_GET_TIMESPEC, a revision-2 rule
+ * that needs the VER1 size (abi-change.md 4.6); without the flag a non-zero
+ * timeout_ts is the tail of a newer caller this call does not honour.
+ */
+static int plan_get_timeout(const struct kqueue *q, const struct kdisp_plan *plan)
+{
+	const struct kevent_get_events_arg *a = &plan->arg.get;
+
+	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC))
+		return ts_zero(&a->timeout_ts) ? 0 : -E2BIG;
+	if (__atomic_load_n(&q->revision, __ATOMIC_RELAXED) < 2 ||
+	    _IOC_SIZE(plan->cmd) < KEVENT_GET_EVENTS_ARG_SIZE_VER1)
+		return -EINVAL;
+	return -EINVAL;	/* not served yet */
+}
+
 static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
 {
 	struct kevent_get_events_arg *a = &plan->arg.get;
 	unsigned int max = max_get_of(q, plan->ctx);
 	__u64 len;
+	int err;
 
 	if (plan->ctx && plan->ctx->nonblock)
 		a->ioc_flags |= KEVENT_GET_NONBLOCK;	/* A11 */
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
+	err = plan_get_timeout(q, plan);
+	if (err)
+		return err;
 	if (a->min_nr > a->max_nr)
 		return -EINVAL;
 	/* D12, B4: a legal short return. */
@@ -144,7 +170,10 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 
 	/* A12: every revision served, 1 .. INFO's abi_revision. */
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision < 1 || a->revision > KEVENT_ABI_REVISION)
+	    a->revision < KCORE_REV_LOWEST || a->revision > KCORE_REV_HIGHEST)
+		return -EINVAL;
+	/* D47: the EINTR opt-in is a revision-2 rule. */
+	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
 		return -EINVAL;
 	return 0;
 }
@@ -219,7 +248,7 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 
 	memset(&info, 0, sizeof(info));
 	info.size = (__u32)n;
-	info.abi_revision = KEVENT_ABI_REVISION;
+	info.abi_revision = KCORE_REV_HIGHEST;
 	info.backend = cfg->backend;
 	info.features = cfg->features | (ctx ? ctx->features : 0) | KEVENT_FEAT_STRICT |
 			(cfg->fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0) |

@@ -78,6 +78,7 @@ struct kqueue {
 	atomic_uint kevent_num;		/* written under ctl */
 	bool ctl_seen, dead;		/* under ctl */
 	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
+	unsigned int revision;		/* SET_ABI level, 1 until set; under ctl */
 	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
 	__u64 fault_add;		/* under ctl */
 	struct klist waiters;		/* parked, arrival order, under ctl */
@@ -126,6 +127,14 @@ struct kwaiter {
 };
 
 #define KHEAP_NONE ((size_t)-1)
+
+/*
+ * The revisions this core serves (A12, docs/abi-change.md 3): SET_ABI accepts
+ * KCORE_REV_LOWEST .. KCORE_REV_HIGHEST and INFO reports them.  Raised to a
+ * new KEVENT_ABI_REVISION together with the core's rules for it.
+ */
+#define KCORE_REV_LOWEST	1
+#define KCORE_REV_HIGHEST	1
 
 /* core.c */
 void *kcore_alloc(struct kcore *core, size_t len);

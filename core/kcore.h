@@ -57,7 +57,8 @@
  *    type >= KEVENT_MAX, fails that ADD entry with -EINVAL (A3).
  *  - SET_ABI: only before the first CTL on the queue (any CTL that passed
  *    kdisp_plan counts, num = 0 too), -EBUSY after; revision must be
- *    KEVENT_ABI_REVISION, flags within KEVENT_ABI_FLAGS, __reserved 0,
+ *    KCORE_REV_LOWEST .. KCORE_REV_HIGHEST (internal.h), flags within
+ *    KEVENT_ABI_FLAGS (EINTR with revision 2 only), __reserved 0,
  *    else -EINVAL.  KEVENT_ABI_STRICT: unknown req_flags bits fail that ADD
  *    or MODIFY entry with -EINVAL.
  *  - kdisp_plan() reads the queue's kevent count without its lock for the

@@ -118,6 +118,7 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	q->core = core;
 	q->owner = *owner;
 	q->uid = u;
+	q->revision = 1;	/* 2006 programs never call SET_ABI */
 	q->ring = ring;
 	q->nbuckets = TABLE_MIN;
 	q->rcap = RSLOTS_MIN;
@@ -1136,8 +1137,10 @@ int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)
 	pthread_mutex_lock(&q->ctl);
 	if (q->ctl_seen)
 		ret = -EBUSY;
-	else
+	else {
 		q->abi_flags = arg->flags;
+		q->revision = arg->revision;
+	}
 	pthread_mutex_unlock(&q->ctl);
 	return ret;
 }
@@ -1181,6 +1184,11 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 	info->live_kevents = atomic_load(&core->n_kevents);
 	info->live_waiters = atomic_load(&core->n_waiters);
 	info->queue_parked = parked_now(q);
+	info->abi_lowest = KCORE_REV_LOWEST;
+	pthread_mutex_lock(&q->ctl);
+	info->queue_revision = q->revision;
+	info->queue_abi_flags = q->abi_flags;
+	pthread_mutex_unlock(&q->ctl);
 }
 
 void kqueue_release(struct kqueue *q)

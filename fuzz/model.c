@@ -173,6 +173,7 @@ int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, boo
 		abort();
 	q->slot = slot;
 	q->owner = uid;
+	q->revision = 1;
 	q->ring = ring;
 	q->notify = notify;
 	ml_init(&q->reg);
@@ -482,12 +483,14 @@ void m_release(struct model *m, int slot)
 struct mcmd {
 	unsigned int dir;
 	size_t ver0;
+	size_t known;	/* the struct size the model knows; 0: ver0 */
 };
 
 static const struct mcmd mcmds[] = {
 	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },	/* VER1 grew it */
 	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0 },
-	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+				       KEVENT_GET_EVENTS_ARG_SIZE_VER1 },
 	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0 },
 	[KEVENT_IOC_NR_SET_ABI] = { _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0 },
 };
@@ -511,11 +514,25 @@ static int plan_ctl(const struct model *m, const struct mq *q, const struct keve
 	return a->num > m->max_ctl ? -E2BIG : 0;	/* B4 */
 }
 
+#define M_REV_2	2
+
 /* D12: min > max is an error, a max above the path's maximum a short return. */
-static int plan_get(const struct model *m, struct kevent_get_events_arg *a)
+static int plan_get(const struct model *m, const struct mq *q, size_t usize,
+		    struct kevent_get_events_arg *a)
 {
+	const struct kevent_timespec *ts = &a->timeout_ts;
+
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
+	/* D48: timeout_ts only with KEVENT_GET_TIMESPEC (revision 2, VER1). */
+	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC)) {
+		if (ts->tv_sec || ts->tv_nsec || ts->__pad)
+			return -E2BIG;
+	} else if (q->revision < M_REV_2 || usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1) {
+		return -EINVAL;
+	} else {
+		return -EINVAL;	/* revision 2 not modelled yet */
+	}
 	if (a->min_nr > a->max_nr)
 		return -EINVAL;
 	if (a->max_nr > m->max_get)
@@ -537,6 +554,9 @@ static int plan_set_abi(const struct kevent_set_abi *a)
 {
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
 	    a->revision < M_REV_LOWEST || a->revision > M_REV_HIGHEST)
+		return -EINVAL;
+	/* D47: the EINTR opt-in is a revision-2 rule. */
+	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
 		return -EINVAL;
 	return 0;
 }
@@ -562,8 +582,8 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 		return -ENOTTY;
 	if (_IOC_DIR(cmd) != mcmds[nr].dir || nr == KEVENT_IOC_NR_RING_SHM)
 		return -ENOTTY;	/* RING_SHM: the CUSE daemon's own (kcore.h) */
-	ksize = mcmds[nr].ver0;
-	if (usize < ksize)
+	ksize = mcmds[nr].known ? mcmds[nr].known : mcmds[nr].ver0;
+	if (usize < mcmds[nr].ver0)
 		return -EINVAL;
 	if (usize > KEVENT_IOC_ARG_MAX)
 		return -E2BIG;
@@ -571,13 +591,14 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 		return 0;
 	if (!arg || arg_len != usize)
 		return -EINVAL;
-	memcpy(&out->a, arg, ksize);
-	if (!zero((const unsigned char *)arg + ksize, usize - ksize))
+	/* 2.3: a short struct reads as zero, a longer one needs a zero tail. */
+	memcpy(&out->a, arg, usize < ksize ? usize : ksize);
+	if (usize > ksize && !zero((const unsigned char *)arg + ksize, usize - ksize))
 		return -E2BIG;
 	if (nr == KEVENT_IOC_NR_CTL)
 		return plan_ctl(m, m->slot[slot], &out->a.ctl);
 	if (nr == KEVENT_IOC_NR_GET_EVENTS)
-		return plan_get(m, &out->a.get);
+		return plan_get(m, m->slot[slot], usize, &out->a.get);
 	return plan_set_abi(&out->a.set_abi);
 }
 
@@ -811,6 +832,8 @@ int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a
 		if (q->ctl_seen)
 			return -EBUSY;	/* A12 */
 		q->strict = a->a.set_abi.flags & KEVENT_ABI_STRICT;
+		q->revision = a->a.set_abi.revision;
+		q->abi_flags = a->a.set_abi.flags;
 		return 0;
 	}
 }
@@ -867,5 +890,8 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->live_waiters = c.waiters;
 	for (i = 0; i < KF_NW; i++)
 		out->queue_parked += m->w[i].used && m->w[i].parked && m->w[i].q == q;
+	out->abi_lowest = M_REV_LOWEST;
+	out->queue_revision = q->revision;
+	out->queue_abi_flags = q->abi_flags;
 }
 

@@ -42,6 +42,7 @@ struct mq {
 	struct mlink reg, rdy;
 	unsigned int nreg, nrdy;
 	bool ctl_seen, strict, dead, scheduled;
+	unsigned int revision, abi_flags;	/* SET_ABI (A12, D40) */
 	bool notify;
 	unsigned long notify_exp, notify_seen;
 	unsigned char *ring;		/* the real ring, NULL: none */

@@ -90,9 +90,9 @@ static_assert(PAGE_SIZE == KEVENT_RING_PAGE_SIZE);
 static_assert(sizeof(struct ukevent) == 40);
 static_assert(sizeof(struct mukevent) == 16);
 static_assert(sizeof(struct kevent_mring) <= KEVENT_RING_PAGE_SIZE);
-static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1);
+static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2);
 static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0);
-static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0);
+static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1);
 static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0);
 static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0);
 

@@ -130,7 +130,7 @@ static int t_info(void)
 
 	CHECK(kinfo(fd, &i) == 0, "INFO: %s", strerror(errno));
 	close(fd);
-	CHECK(i.size == KEVENT_INFO_SIZE_VER1, "size %u", i.size);
+	CHECK(i.size == KEVENT_INFO_SIZE_VER2, "size %u", i.size);
 	CHECK(i.abi_revision == 1, "revision %u: the module serves 1 only", i.abi_revision);
 	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes");
 	CHECK(i.ring_page_size == KEVENT_RING_PAGE_SIZE &&
@@ -176,7 +176,7 @@ static int t_dispatch(void)
 			     KEVENT_IOC_ARG_MAX + 8), big) < 0 && errno == E2BIG,
 	      "huge CTL: %s", strerror(errno));
 	CHECK(ioctl(fd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, 200), big) == 0 &&
-	      ((struct kevent_info *)big)->size == KEVENT_INFO_SIZE_VER1,
+	      ((struct kevent_info *)big)->size == KEVENT_INFO_SIZE_VER2,
 	      "bigger INFO: %s", strerror(errno));
 	/* D15 */
 	CHECK(read(fd, &c, 1) < 0 && errno == EINVAL, "read: %s", strerror(errno));
