@@ -9,8 +9,15 @@
  * closed (stress), queues closed with 1 ms timers and ready kevents live
  * (teardown_under_fire), a read-only GET_EVENTS buffer (readonly_output,
  * D10/O7), /dev/cuse refused (B3) and, built -m32 as kmod-smoke32, a
- * GET_EVENTS address above 4 GiB (compat_high_address, D28).  Off the
- * module it exits 77: the client suite covers the daemon.
+ * GET_EVENTS address above 4 GiB (compat_high_address, D28).  Revision 2:
+ * many events through a small kevent_uring in rounds, exactly once
+ * (rev2_ring_rounds); a ring page made read-only mid-way, the events
+ * requeued and counted (rev2_ring_fault, D41); KEVENT_ABI_EINTR with an
+ * SA_RESTART handler, so -ERESTARTSYS would show as a restart
+ * (rev2_eintr_not_restarted, D47); an ABSTIME CLOCK_REALTIME deadline
+ * reached by setting the clock (rev2_abstime_clock_set, D48); and, -m32,
+ * a ring address above 4 GiB (rev2_compat_ring).  Off the module it exits
+ * 77: the client suite covers the daemon.
  *
  * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
  * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
@@ -131,7 +138,10 @@ static int t_info(void)
 	CHECK(kinfo(fd, &i) == 0, "INFO: %s", strerror(errno));
 	close(fd);
 	CHECK(i.size == KEVENT_INFO_SIZE_VER2, "size %u", i.size);
-	CHECK(i.abi_revision == 1, "revision %u: the module serves 1 only", i.abi_revision);
+	CHECK(i.abi_revision == 2 && i.abi_lowest == 1,
+	      "revisions %u..%u: the module serves 1 and 2", i.abi_lowest, i.abi_revision);
+	CHECK(i.features & KEVENT_FEAT_URING, "no KEVENT_FEAT_URING");
+	CHECK(i.queue_revision == 1, "a new queue is revision %u", i.queue_revision);
 	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes");
 	CHECK(i.ring_page_size == KEVENT_RING_PAGE_SIZE &&
 	      i.ring_slots_per_page == KEVENTS_ON_PAGE &&
@@ -942,6 +952,302 @@ static int t_compat_addr(void)
 	return 0;
 }
 
+
+/* ---- revision 2 --------------------------------------------------- */
+
+static int kopen2(unsigned int flags)
+{
+	int fd = kopen();
+	struct kevent_set_abi a = { .revision = 2, .flags = flags };
+
+	if (ioctl(fd, KEVENT_IOC_SET_ABI, &a) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static int ring_init(int fd, void *ring, unsigned int num)
+{
+	struct kevent_ring_init a = { .ring = (uintptr_t)ring, .num = num };
+
+	return ioctl(fd, KEVENT_IOC_RING_INIT, &a) < 0 ? -errno : 0;
+}
+
+static int kwait(int fd, unsigned int num, unsigned int old_uidx, int64_t sec,
+		 uint32_t nsec, unsigned int flags)
+{
+	struct kevent_wait_arg a = { .num = num, .old_uidx = old_uidx,
+				     .timeout = { .tv_sec = sec, .tv_nsec = nsec },
+				     .flags = flags };
+	int ret = ioctl(fd, KEVENT_IOC_WAIT, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int kcommit(int fd, unsigned int new_uidx, unsigned int over)
+{
+	struct kevent_commit_arg a = { .new_uidx = new_uidx, .over = over };
+	int ret = ioctl(fd, KEVENT_IOC_COMMIT, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* n eventfds, each readable, as POLL kevents with cookies 0..n-1. */
+static int make_ready(int fd, int *efd, int n, uint32_t req)
+{
+	struct ukevent uk;
+	uint64_t one = 1;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (efd[i] < 0)
+			return -1;
+		uk = mk(KEVENT_POLL, efd[i], POLLIN, req, i);
+		if (ctl(fd, KEVENT_CTL_ADD, 1, &uk) != 0)
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (write(efd[i], &one, sizeof(one)) != sizeof(one))
+			return -1;
+	return 0;
+}
+
+static int ring_rounds(int fd, struct kevent_uring *r, unsigned int num,
+		       unsigned char *seen, int n, unsigned int *uidx)
+{
+	int got = 0, ret, k;
+	unsigned int kidx, s;
+
+	while (got < n) {
+		ret = kwait(fd, 5, *uidx, 1, 0, 0);
+		if (ret <= 0)
+			return ret < 0 ? ret : -ETIMEDOUT;
+		kidx = __atomic_load_n(&r->ring_kidx, __ATOMIC_ACQUIRE);
+		for (s = *uidx, k = 0; k < ret; k++, s = (s + 1) % num) {
+			uint32_t c = r->event[s].user[0];
+
+			if (c >= (uint32_t)n || seen[c]++)
+				return -EEXIST;
+			got++;
+		}
+		if (s != kidx)
+			return -EPROTO;
+		ret = kcommit(fd, kidx, __atomic_load_n(&r->ring_over, __ATOMIC_ACQUIRE));
+		if (ret < 0)
+			return ret;
+		*uidx = kidx;
+	}
+	return got;
+}
+
+/* More ready kevents than the ring holds, through WAIT/COMMIT, each once. */
+static int t_rev2_rounds(void)
+{
+	enum { N = 40, NUM = 8 };
+	int fd = kopen2(0), efd[N], ret, i;
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(NUM));
+	unsigned char seen[N] = { 0 };
+	struct kevent_info info;
+	unsigned int uidx = 0;
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(ring_init(fd, r, NUM) == 0, "RING_INIT");
+	CHECK(ring_init(fd, r, NUM) == -EBUSY, "second RING_INIT");
+	CHECK(make_ready(fd, efd, N, KEVENT_REQ_ONESHOT) == 0, "eventfds");
+	ret = ring_rounds(fd, r, NUM, seen, N, &uidx);
+	CHECK(ret == N, "rounds: %d", ret);
+	CHECK(getev(fd, 0, 4, 0, (struct ukevent[4]){}, 0) == 0, "left over");
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 0 &&
+	      info.ring_over == N / NUM && info.ring_uidx == uidx &&
+	      info.queue_revision == 2, "INFO: %u kevents, over %u, uidx %u",
+	      info.queue_kevents, info.ring_over, info.ring_uidx);
+	CHECK(kcommit(fd, uidx, info.ring_over - 1) == -EOVERFLOW, "stale over");
+	for (i = 0; i < N; i++)
+		close(efd[i]);
+	close(fd);
+	free(r);
+	return 0;
+}
+
+/* D41: a ring store that faults requeues the events and counts the call. */
+static int t_rev2_fault(void)
+{
+	enum { N = 6, NUM = 200 };	/* 8 + 200 * 40 bytes: two pages */
+	int fd = kopen2(0), efd[N], ret, i;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct kevent_uring *r;
+	unsigned char seen[N] = { 0 };
+	struct kevent_info info;
+	unsigned int uidx = 100;	/* slots 100..105 straddle the pages */
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	r = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(r != MAP_FAILED, "mmap");
+	CHECK(ring_init(fd, r, NUM) == 0, "RING_INIT");
+	/* Move kidx and uidx to slot 100 with one event and its commit. */
+	CHECK(make_ready(fd, efd, 1, 0) == 0, "eventfd");
+	for (i = 0; i < 100; i++) {
+		uint64_t v, one = 1;
+
+		CHECK(kwait(fd, 1, i, 1, 0, 0) == 1, "WAIT %d", i);
+		CHECK(kcommit(fd, i + 1, 0) == 1, "COMMIT %d", i);
+		CHECK(read(efd[0], &v, 8) == 8, "drain");
+		if (i < 99)
+			CHECK(write(efd[0], &one, 8) == 8, "rearm");
+	}
+	{
+		struct ukevent uk = mk(KEVENT_POLL, efd[0], POLLIN, 0, 0);
+
+		CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == 0, "REMOVE");
+		close(efd[0]);
+	}
+	CHECK(make_ready(fd, efd, N, KEVENT_REQ_ONESHOT) == 0, "eventfds");
+	for (i = 0; i < 5000; i++) {	/* the fires run in a kworker */
+		kinfo(fd, &info);
+		if (info.queue_ready == N)
+			break;
+		usleep(1000);
+	}
+	CHECK(mprotect((char *)r + pg, pg, PROT_READ) == 0, "mprotect");
+	ret = kwait(fd, N, uidx, 1, 0, 0);
+	CHECK(ret == -EFAULT, "WAIT over a read-only page: %d", ret);
+	CHECK(kinfo(fd, &info) == 0 && info.ring_faults == 1 && info.queue_ready == N &&
+	      info.ring_kidx == 100 && info.queue_kevents == N,
+	      "INFO: faults %u ready %u kidx %u kevents %u", info.ring_faults,
+	      info.queue_ready, info.ring_kidx, info.queue_kevents);
+	CHECK(mprotect((char *)r + pg, pg, PROT_READ | PROT_WRITE) == 0, "mprotect back");
+	ret = ring_rounds(fd, r, NUM, seen, N, &uidx);
+	CHECK(ret == N, "after the fault: %d", ret);
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 0, "ONESHOT kept: %u",
+	      info.queue_kevents);
+	for (i = 0; i < N; i++)
+		close(efd[i]);
+	close(fd);
+	munmap(r, 2 * pg);
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* D47: -EINTR, not -ERESTARTSYS, which SA_RESTART would turn into a restart. */
+static int t_rev2_eintr(void)
+{
+	int fd = kopen2(KEVENT_ABI_EINTR);
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+	struct itimerval it = { .it_value = { 0, 50000 } };
+	struct ukevent out[1];
+	uint64_t t0;
+	int ret;
+
+	CHECK(fd >= 0, "SET_ABI(2, EINTR): %d", fd);
+	CHECK(ring_init(fd, r, 4) == 0, "RING_INIT");
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = now_ns();
+	ret = kwait(fd, 1, 0, 5, 0, 0);
+	CHECK(ret == -EINTR, "WAIT: %d", ret);
+	CHECK(now_ns() - t0 < 2000000000ull, "WAIT restarted");
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = now_ns();
+	ret = getev(fd, 1, 1, 5000000000ull, out, 0);
+	CHECK(ret == -EINTR, "GET_EVENTS: %d", ret);
+	CHECK(now_ns() - t0 < 2000000000ull, "GET_EVENTS restarted");
+	close(fd);
+	free(r);
+	return 0;
+}
+
+struct clock_jump {
+	int fd;
+	int ret;
+};
+
+static void *abstime_waiter(void *arg)
+{
+	struct clock_jump *cj = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* An hour ahead: only the clock being set can end this in time. */
+	cj->ret = kwait(cj->fd, 1, 0, now.tv_sec + 3600, 0, KEVENT_FLAGS_ABSTIME);
+	return NULL;
+}
+
+/* D48: an ABSTIME CLOCK_REALTIME deadline follows clock_settime. */
+static int t_rev2_abstime(void)
+{
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+	struct clock_jump cj = { .fd = kopen2(0), .ret = 1 };
+	struct kevent_info info;
+	struct timespec ts;
+	pthread_t th;
+	int i;
+
+	CHECK(cj.fd >= 0, "SET_ABI(2): %d", cj.fd);
+	CHECK(ring_init(cj.fd, r, 4) == 0, "RING_INIT");
+	pthread_create(&th, NULL, abstime_waiter, &cj);
+	for (i = 0; i < 5000; i++) {
+		kinfo(cj.fd, &info);
+		if (info.queue_parked)
+			break;
+		usleep(1000);
+	}
+	CHECK(info.queue_parked == 1, "WAIT never parked");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 7200;
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		struct ukevent uk;
+
+		/* Not root: end the wait another way and skip. */
+		uk = mk(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 1);
+		ctl(cj.fd, KEVENT_CTL_ADD, 1, &uk);
+		pthread_join(th, NULL);
+		SKIP("clock_settime: %s", strerror(errno));
+	}
+	for (i = 0; i < 2000 && cj.ret == 1; i++)
+		usleep(1000);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec -= 7200;
+	clock_settime(CLOCK_REALTIME, &ts);
+	if (cj.ret == 1) {
+		struct ukevent uk = mk(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED,
+				       KEVENT_REQ_ONESHOT, 1);
+
+		ctl(cj.fd, KEVENT_CTL_ADD, 1, &uk);
+	}
+	pthread_join(th, NULL);
+	CHECK(cj.ret == 0, "WAIT after the clock passed its deadline: %d", cj.ret);
+	close(cj.fd);
+	free(r);
+	return 0;
+}
+
+/* D28 for the ring: a 32-bit caller's ring address above 4 GiB is -EFAULT. */
+static int t_rev2_compat(void)
+{
+	int fd;
+	struct kevent_ring_init a = { .num = 4 };
+	static uint64_t ring[64];
+
+	if (sizeof(void *) != 4)
+		SKIP("64-bit build");
+	fd = kopen2(0);
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	a.ring = (1ull << 32) | (uintptr_t)ring;
+	CHECK(ioctl(fd, KEVENT_IOC_RING_INIT, &a) < 0 && errno == EFAULT,
+	      "RING_INIT high address: %s", strerror(errno));
+	CHECK(ring_init(fd, ring, 4) == 0, "RING_INIT");
+	CHECK(kwait(fd, 4, 0, 0, 0, 0) == 0, "WAIT, nothing ready");
+	close(fd);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 static void run(const char *name, int (*fn)(void))
@@ -961,6 +1267,116 @@ static void run(const char *name, int (*fn)(void))
 		printf("FAIL %s %s (errno %s)\n", name, why, strerror(errno));
 	}
 	fflush(stdout);
+}
+
+/* Each eventfd written once: N new edges for whatever watches them. */
+static int bench_produce(const int *efd, int n)
+{
+	uint64_t one = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (write(efd[i], &one, 8) != 8)
+			return -1;
+	return 0;
+}
+
+static int bench_await_ready(int fd, int n)
+{
+	struct kevent_info info;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		kinfo(fd, &info);
+		if (info.queue_ready == (uint32_t)n)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Revision 2: the same N eventfds drained through the ring, WAIT + COMMIT. */
+static void bench_ring(const int *efd, int n, int batch, int rounds)
+{
+	enum { NUM = 4096 };
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(NUM));
+	struct ukevent *uk = calloc(n, sizeof(*uk));
+	uint64_t t0, drain = 0, events = 0;
+	unsigned int uidx = 0;
+	int fd = kopen2(0), i, k;
+
+	if (fd < 0 || ring_init(fd, r, NUM)) {
+		printf("bench ring: revision 2 not served (%d)\n", fd);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		uk[i] = mk(KEVENT_POLL, efd[i], POLLIN, 0, i);
+	if (ctl(fd, KEVENT_CTL_ADD, n, uk) != 0) {
+		printf("bench ring: ADD failed\n");
+		return;
+	}
+	for (k = 0; k < rounds; k++) {
+		int got = 0;
+
+		if (bench_produce(efd, n) || bench_await_ready(fd, n))
+			break;
+		t0 = now_ns();
+		while (got < n) {
+			int m = kwait(fd, batch, uidx, 1, 0, 0);
+
+			if (m <= 0)
+				break;
+			uidx = __atomic_load_n(&r->ring_kidx, __ATOMIC_ACQUIRE);
+			if (kcommit(fd, uidx, __atomic_load_n(&r->ring_over, __ATOMIC_ACQUIRE)) != m)
+				break;
+			got += m;
+		}
+		drain += now_ns() - t0;
+		events += got;
+	}
+	printf("bench WAIT+COMMIT batch %d: %.0f events/s (%llu events)\n",
+	       batch, events / (drain / 1e9), (unsigned long long)events);
+	close(fd);
+	free(uk);
+	free(r);
+}
+
+/* The same N eventfds, edge-triggered, drained with epoll_wait. */
+static void bench_epoll(const int *efd, int n, int batch, int rounds)
+{
+	struct epoll_event ev[64], e = { .events = EPOLLIN | EPOLLET };
+	uint64_t t0, drain = 0, events = 0;
+	int ep = epoll_create1(EPOLL_CLOEXEC), i, k;
+
+	if (batch > 64)
+		batch = 64;
+	for (i = 0; i < n; i++) {
+		e.data.u32 = i;
+		epoll_ctl(ep, EPOLL_CTL_ADD, efd[i], &e);
+	}
+	epoll_wait(ep, ev, 64, 0);
+	for (k = 0; k < rounds; k++) {
+		int got = 0;
+
+		/* all N are ready once written: epoll's list fills in the write */
+		while (epoll_wait(ep, ev, 64, 0) > 0)
+			;
+		if (bench_produce(efd, n))
+			break;
+		t0 = now_ns();
+		while (got < n) {
+			int m = epoll_wait(ep, ev, batch, 1000);
+
+			if (m <= 0)
+				break;
+			got += m;
+		}
+		drain += now_ns() - t0;
+		events += got;
+	}
+	printf("bench epoll_wait batch %d: %.0f events/s (%llu events)\n",
+	       batch, events / (drain / 1e9), (unsigned long long)events);
+	close(ep);
 }
 
 static int bench(void)
@@ -1024,6 +1440,8 @@ static int bench(void)
 	printf("bench GET_EVENTS batch %d: %.0f events/s (%llu events, %d rounds of %d)\n",
 	       BATCH, events / (drain / 1e9), (unsigned long long)events, ROUNDS, N);
 	close(fd);
+	bench_ring(efd, N, BATCH, ROUNDS);
+	bench_epoll(efd, N, BATCH, ROUNDS);
 	return 0;
 }
 
@@ -1074,6 +1492,11 @@ int main(int argc, char **argv)
 	run("compat_high_address", t_compat_addr);
 	run("inode", t_inode);
 	run("stress", t_stress);
+	run("rev2_ring_rounds", t_rev2_rounds);
+	run("rev2_ring_fault", t_rev2_fault);
+	run("rev2_eintr_not_restarted", t_rev2_eintr);
+	run("rev2_abstime_clock_set", t_rev2_abstime);
+	run("rev2_compat_ring", t_rev2_compat);
 	printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
 }
