@@ -16,8 +16,11 @@
  * SA_RESTART handler, so -ERESTARTSYS would show as a restart
  * (rev2_eintr_not_restarted, D47); an ABSTIME CLOCK_REALTIME deadline
  * reached by setting the clock (rev2_abstime_clock_set, D48); and, -m32,
- * a ring address above 4 GiB (rev2_compat_ring).  Off the module it exits
- * 77: the client suite covers the daemon.
+ * a ring address above 4 GiB (rev2_compat_ring); and one check per other
+ * revision-2 rule, so the module is covered before the client suite has
+ * them (rev2_ready, rev2_ready_wake_latch, rev2_level, rev2_always_queue,
+ * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Off the module
+ * it exits 77: the client suite covers the daemon.
  *
  * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
  * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
@@ -1228,6 +1231,238 @@ static int t_rev2_abstime(void)
 	return 0;
 }
 
+
+/* D49: READY marks matched kevents ready with DONE and ret_data {0, 0}. */
+static int t_rev2_ready(void)
+{
+	int fd = kopen2(0);
+	struct ukevent uk[2], out[2];
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	uk[1] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 99);
+	uk[1].ret_data[1] = 7;
+	CHECK(ctl(fd, KEVENT_CTL_READY, 1, uk) == 1, "READY one");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_READY, 2, uk) == -EINVAL, "READY num > kevent_num");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk[1]) == 0, "ADD 99");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	uk[1] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 98);
+	uk[1].ret_data[1] = 7;
+	CHECK(ctl(fd, KEVENT_CTL_READY, 2, uk) == 1, "READY, one match");
+	CHECK(uk[0].ret_flags == KEVENT_RET_DONE, "matched entry %#x", uk[0].ret_flags);
+	CHECK(uk[1].ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN) &&
+	      uk[1].ret_data[1] == 7, "unmatched entry %#x %u", uk[1].ret_flags,
+	      uk[1].ret_data[1]);
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1, "one event (already ready: not twice)");
+	CHECK(out[0].user[0] == 1 && out[0].ret_flags == KEVENT_RET_DONE &&
+	      out[0].ret_data[0] == 0 && out[0].ret_data[1] == 0, "READY result");
+	close(fd);
+	return 0;
+}
+
+struct blocked {
+	int fd;
+	int ret;
+	uint64_t took;
+};
+
+static void *blocked_get(void *arg)
+{
+	struct blocked *b = arg;
+	struct ukevent out[1];
+	uint64_t t0 = now_ns();
+
+	b->ret = getev(b->fd, 1, 1, 20000000000ull, out, 0);
+	b->took = now_ns() - t0;
+	return NULL;
+}
+
+/* D50: READY num 0 wakes the parked call; with none it latches. */
+static int t_rev2_wake(void)
+{
+	struct blocked b = { .fd = kopen2(0) };
+	struct kevent_info info;
+	struct pollfd pfd;
+	pthread_t th;
+	int i;
+
+	CHECK(b.fd >= 0, "SET_ABI(2): %d", b.fd);
+	pthread_create(&th, NULL, blocked_get, &b);
+	for (i = 0; i < 5000; i++) {
+		kinfo(b.fd, &info);
+		if (info.queue_parked)
+			break;
+		usleep(1000);
+	}
+	CHECK(info.queue_parked == 1, "never parked");
+	CHECK(ctl(b.fd, KEVENT_CTL_READY, 0, NULL) == 1, "READY 0 with a waiter");
+	pthread_join(th, NULL);
+	CHECK(b.ret == 0 && b.took < 10000000000ull, "woken call: %d", b.ret);
+	pfd = (struct pollfd){ .fd = b.fd, .events = POLLIN };
+	CHECK(poll(&pfd, 1, 0) == 0, "POLLIN after the wake was consumed");
+	CHECK(ctl(b.fd, KEVENT_CTL_READY, 0, NULL) == 0, "READY 0 latched");
+	CHECK(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN), "latched: no POLLIN");
+	blocked_get(&b);
+	CHECK(b.ret == 0 && b.took < 10000000000ull, "latched wake not consumed");
+	CHECK(poll(&pfd, 1, 0) == 0, "POLLIN after the latch was consumed");
+	close(b.fd);
+	return 0;
+}
+
+/* D43: a LEVEL socket kevent is reported again while data is unread. */
+static int t_rev2_level(void)
+{
+	int fd = kopen2(0), sv[2];
+	struct ukevent uk, out[2];
+	char c = 'x';
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	uk = mk(KEVENT_SOCKET, sv[0], KEVENT_SOCKET_RECV, KEVENT_REQ_LEVEL, 5);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	uk = mk(KEVENT_TIMER, 1000, KEVENT_TIMER_FIRED, KEVENT_REQ_LEVEL, 6);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 1 && (int)uk.ret_data[1] == -EINVAL,
+	      "LEVEL timer accepted");
+	CHECK(write(sv[1], &c, 1) == 1, "write");
+	CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1, "first report");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1 && out[0].user[0] == 5, "not reported again");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1, "not reported a third time");
+	CHECK(read(sv[0], &c, 1) == 1, "read");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 0, "reported after the drain");
+	close(sv[0]);
+	close(sv[1]);
+	close(fd);
+	return 0;
+}
+
+/* D42: ALWAYS_QUEUE registers and queues a source ready at ADD. */
+static int t_rev2_always_queue(void)
+{
+	int fd = kopen2(0), p[2];
+	struct ukevent uk, out[2];
+	struct kevent_info info;
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(pipe(p) == 0 && write(p[1], "x", 1) == 1, "pipe");
+	uk = mk(KEVENT_POLL, p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE, 3);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD answered it");
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 1 && info.queue_ready == 1,
+	      "INFO %u kevents %u ready", info.queue_kevents, info.queue_ready);
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1 && out[0].user[0] == 3 &&
+	      (out[0].ret_data[0] & POLLIN), "queued event");
+	uk = mk(KEVENT_POLL, p[0], POLLIN, 0, 4);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 1, "without the flag: answered (D31)");
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+/* D51 and D52: -ENOSYS per entry; POLLRDHUP on revision 2 only. */
+static int t_rev2_types_rdhup(void)
+{
+	int fd2 = kopen2(0), fd1 = kopen(), sv[2];
+	struct ukevent uk[2], out[1];
+
+	CHECK(fd2 >= 0, "SET_ABI(2): %d", fd2);
+	uk[0] = mk(KEVENT_NAIO, 1, 1, 0, 1);
+	uk[1] = mk(77, 1, 1, 0, 2);
+	CHECK(ctl(fd2, KEVENT_CTL_ADD, 2, uk) == 2 && (int)uk[0].ret_data[1] == -ENOSYS &&
+	      (int)uk[1].ret_data[1] == -ENOSYS, "unknown types: %d %d",
+	      (int)uk[0].ret_data[1], (int)uk[1].ret_data[1]);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	uk[0] = mk(KEVENT_POLL, sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 3);
+	CHECK(ctl(fd2, KEVENT_CTL_ADD, 1, uk) == 0, "ADD rev 2");
+	uk[0] = mk(KEVENT_POLL, sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 4);
+	CHECK(ctl(fd1, KEVENT_CTL_ADD, 1, uk) == 0, "ADD rev 1");
+	CHECK(shutdown(sv[1], SHUT_WR) == 0, "shutdown");
+	CHECK(getev(fd2, 1, 1, 5000000000ull, out, 0) == 1 &&
+	      (out[0].ret_data[0] & KEVENT_POLL_POLLRDHUP), "rev 2 bits %#x", out[0].ret_data[0]);
+	CHECK(getev(fd1, 1, 1, 5000000000ull, out, 0) == 1 &&
+	      !(out[0].ret_data[0] & KEVENT_POLL_POLLRDHUP) && (out[0].ret_data[0] & POLLIN),
+	      "rev 1 bits %#x", out[0].ret_data[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(fd1);
+	close(fd2);
+	return 0;
+}
+
+static int getev_ts(int fd, unsigned int size, int64_t sec, uint32_t nsec,
+		    uint32_t flags, struct ukevent *buf)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 1,
+					   .events = (uintptr_t)buf, .flags = flags,
+					   .ioc_flags = KEVENT_GET_TIMESPEC,
+					   .timeout_ts = { .tv_sec = sec, .tv_nsec = nsec } };
+	int ret = ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, size),
+			&a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* D48: GET_EVENTS with a timespec, and what it refuses. */
+static int t_rev2_timespec(void)
+{
+	int fd2 = kopen2(0), fd1 = kopen();
+	unsigned int v1 = KEVENT_GET_EVENTS_ARG_SIZE_VER1;
+	struct ukevent out[1];
+	struct timespec mono;
+	uint64_t t0;
+
+	CHECK(fd2 >= 0, "SET_ABI(2): %d", fd2);
+	t0 = now_ns();
+	CHECK(getev_ts(fd2, v1, 0, 30000000, 0, out) == 0 && now_ns() - t0 >= 29000000ull,
+	      "relative 30 ms");
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	t0 = now_ns();
+	CHECK(getev_ts(fd2, v1, mono.tv_sec, mono.tv_nsec, KEVENT_FLAGS_ABSTIME |
+		       KEVENT_FLAGS_MONOTONIC, out) == 0 && now_ns() - t0 < 1000000000ull,
+	      "a past deadline waits");
+	CHECK(getev_ts(fd2, v1, 0, 1000000000, 0, out) == -EINVAL, "tv_nsec 10^9");
+	CHECK(getev_ts(fd2, v1, -1, 0, 0, out) == -EINVAL, "tv_sec < 0");
+	CHECK(getev_ts(fd2, v1, 0, 0, KEVENT_FLAGS_MONOTONIC, out) == -EINVAL,
+	      "MONOTONIC without ABSTIME");
+	CHECK(getev_ts(fd2, v1, 1, 0, KEVENT_FLAGS_NO_TIMEOUT, out) == -EINVAL,
+	      "NO_TIMEOUT with a timespec");
+	CHECK(getev_ts(fd2, v1, 0, 0, 0x80, out) == -EINVAL, "unknown flag");
+	CHECK(getev_ts(fd2, KEVENT_GET_EVENTS_ARG_SIZE_VER0, 0, 0, 0, out) == -EINVAL,
+	      "VER0 size");
+	CHECK(getev_ts(fd1, v1, 0, 0, 0, out) == -EINVAL, "revision 1");
+	close(fd1);
+	close(fd2);
+	return 0;
+}
+
+/* D54: COMMIT's refusals on a ring with nothing in it. */
+static int t_rev2_commit(void)
+{
+	int fd = kopen2(0), fd1 = kopen();
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(kcommit(fd, 0, 0) == 0, "no ring: 0");
+	CHECK(kwait(fd, 1, 0, 0, 0, 0) == -EINVAL, "WAIT without a ring");
+	CHECK(ring_init(fd, r, 1) == -EINVAL, "one slot");
+	CHECK(ring_init(fd, (char *)r + 4, 4) == -EINVAL, "misaligned");
+	CHECK(ring_init(fd, r, 4) == 0, "RING_INIT");
+	CHECK(kcommit(fd, 0, 0) == 0, "nothing to free");
+	CHECK(kcommit(fd, 1, 0) == -EINVAL, "past kidx");
+	CHECK(kcommit(fd, 4, 0) == -EINVAL, "out of range");
+	CHECK(kcommit(fd, 0, 5) == -EOVERFLOW, "bad over");
+	CHECK(kwait(fd, 1, 4, 0, 0, 0) == -EINVAL, "old_uidx out of range");
+	CHECK(kwait(fd, 1, 1, 1, 0, 0) == 0, "stale old_uidx: at once");
+	CHECK(ring_init(fd1, r, 4) == -EINVAL && kcommit(fd1, 0, 0) == -EINVAL,
+	      "revision-1 queue");
+	close(fd1);
+	close(fd);
+	free(r);
+	return 0;
+}
+
 /* D28 for the ring: a 32-bit caller's ring address above 4 GiB is -EFAULT. */
 static int t_rev2_compat(void)
 {
@@ -1497,6 +1732,13 @@ int main(int argc, char **argv)
 	run("rev2_eintr_not_restarted", t_rev2_eintr);
 	run("rev2_abstime_clock_set", t_rev2_abstime);
 	run("rev2_compat_ring", t_rev2_compat);
+	run("rev2_ready", t_rev2_ready);
+	run("rev2_ready_wake_latch", t_rev2_wake);
+	run("rev2_level", t_rev2_level);
+	run("rev2_always_queue", t_rev2_always_queue);
+	run("rev2_enosys_rdhup", t_rev2_types_rdhup);
+	run("rev2_timespec", t_rev2_timespec);
+	run("rev2_commit_refusals", t_rev2_commit);
 	printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
 }
