@@ -20,7 +20,7 @@ CORE_TEST(dispatch, D24_unknown_ioctl_is_enotty)
 
 	cr_assert_eq(plan_raw(_IOW(0xBF, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg), buf, 16, &p),
 		     -ENOTTY, "wrong magic");
-	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x06, 16), buf, 16, &p), -ENOTTY, "unknown nr");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x1f, 16), buf, 16, &p), -ENOTTY, "unknown nr");
 	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, buf, 16, &p), -ENOTTY,
 		     "FAULT without cfg.fault_inject");
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0xff, 16), buf, 16, &p), -ENOTTY);
@@ -139,9 +139,12 @@ CORE_TEST(dispatch, INFO_contents)
 	cr_assert_eq(p.reply_len, sizeof(info));
 	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
 	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER2);
-	cr_assert_eq(info.abi_revision, 1, "the core serves revision 1 only");
+	cr_assert_eq(info.abi_revision, 2, "the core serves revisions 1 and 2");
+	cr_assert_eq(info.abi_lowest, 1);
+	cr_assert_eq(info.queue_revision, 1, "no SET_ABI: revision 1");
 	cr_assert_eq(info.backend, KEVENT_BACKEND_CORE);
-	cr_assert_eq(info.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_STRICT);
+	cr_assert_eq(info.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_STRICT | KEVENT_FEAT_URING,
+		     "no transport: the ring is in our own memory (D53)");
 	cr_assert_eq(info.supported_types,
 		     1u << KEVENT_TIMER | 1u << KEVENT_POLL | 1u << KEVENT_SOCKET);
 	cr_assert_eq(info.ukevent_size, 40);

@@ -350,8 +350,8 @@ struct kevent_set_abi {
 
 /*
  * Revision 2 (docs/abi.md 2.11-2.13).  On a revision-1 queue each of these
- * answers -EINVAL (the backend knows the number; the queue's level has no
- * such call), where an unknown number is -ENOTTY.
+ * answers -ENOTTY, as before revision 2 existed: a revision-1 queue sees
+ * exactly take13 (docs/abi.md D40).
  *
  * KEVENT_IOC_RING_INIT: register the queue's kevent_uring (once: -EBUSY
  * after).  ring 0 with num 0: no ring, returns 0.  One without the other,
