@@ -22,7 +22,7 @@
 
 _Static_assert(sizeof(void *) == 4, "client-m32 must be built with -m32");
 _Static_assert(sizeof(struct ukevent) == 40, "ukevent is 40 bytes on i386");
-_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1,
 	       "no compat split of the wrapper");
 
 static FILE *tap;

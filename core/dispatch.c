@@ -11,14 +11,15 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
 _Static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0, "ctl arg");
-_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+_Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1,
 	       "get_events arg");
 _Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
-_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1, "info");
+_Static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2, "info");
 _Static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0, "fault arg");
 
 struct kdisp_cmd {
@@ -38,6 +39,12 @@ static const struct kdisp_cmd kdisp_cmds[] = {
 				    sizeof(struct kevent_set_abi) },
 	[KEVENT_IOC_NR_FAULT] = { _IOC_WRITE, KEVENT_FAULT_SIZE_VER0,
 				  sizeof(struct kevent_fault) },
+	[KEVENT_IOC_NR_RING_INIT] = { _IOC_WRITE, KEVENT_RING_INIT_SIZE_VER0,
+				      sizeof(struct kevent_ring_init) },
+	[KEVENT_IOC_NR_WAIT] = { _IOC_WRITE, KEVENT_WAIT_ARG_SIZE_VER0,
+				 sizeof(struct kevent_wait_arg) },
+	[KEVENT_IOC_NR_COMMIT] = { _IOC_WRITE, KEVENT_COMMIT_ARG_SIZE_VER0,
+				   sizeof(struct kevent_commit_arg) },
 };
 
 static bool tail_is_zero(const unsigned char *p, size_t len)
@@ -86,13 +93,61 @@ static void plan_add(struct kdisp_range *v, unsigned int *n, __u64 addr, __u64 l
 		v[(*n)++] = (struct kdisp_range){ addr, len };
 }
 
+static unsigned int rev_of(const struct kqueue *q)
+{
+	return __atomic_load_n(&q->revision, __ATOMIC_RELAXED);
+}
+
+static __u64 realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/*
+ * D48: a kevent_timespec and its KEVENT_FLAGS_* as relative ns for the
+ * core's deadline (KEVENT_TIMEOUT_INFINITE: none).  An absolute deadline is
+ * measured against its clock now; one already past is 0 (no wait).
+ */
+static int timeout_of(const struct kqueue *q, const struct kevent_timespec *ts, __u32 flags,
+		      __u64 *ns)
+{
+	__u64 t, now;
+
+	if ((flags & ~(__u32)KEVENT_FLAGS_ALL) || ts->__pad || ts->tv_sec < 0 ||
+	    ts->tv_nsec >= 1000000000u)
+		return -EINVAL;
+	if (flags & KEVENT_FLAGS_NO_TIMEOUT) {
+		if (flags != KEVENT_FLAGS_NO_TIMEOUT || ts->tv_sec || ts->tv_nsec)
+			return -EINVAL;
+		*ns = KEVENT_TIMEOUT_INFINITE;
+		return 0;
+	}
+	if ((flags & KEVENT_FLAGS_MONOTONIC) && !(flags & KEVENT_FLAGS_ABSTIME))
+		return -EINVAL;
+	if ((__u64)ts->tv_sec >= KEVENT_TIMEOUT_INFINITE / 1000000000ull - 1)
+		t = KEVENT_TIMEOUT_INFINITE - 1;
+	else
+		t = (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
+	if (flags & KEVENT_FLAGS_ABSTIME) {
+		now = (flags & KEVENT_FLAGS_MONOTONIC) ? kcore_now(q->core) : realtime_ns();
+		t = t > now ? t - now : 0;
+	}
+	*ns = t;
+	return 0;
+}
+
 static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 {
 	const struct kevent_ctl_arg *a = &plan->arg.ctl;
 	unsigned int have = atomic_load(&q->kevent_num);
 	__u64 len = (__u64)a->num * sizeof(struct ukevent);
 
-	if (a->cmd > KEVENT_CTL_MODIFY || a->num > KEVENT_MAX_EVENTS)
+	__u32 last = rev_of(q) >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;	/* D49 */
+
+	if (a->cmd > last || a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
 	if (!a->num)
 		return 0;
@@ -105,16 +160,84 @@ static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 	return 0;
 }
 
+static bool ts_zero(const struct kevent_timespec *ts)
+{
+	return !ts->tv_sec && !ts->tv_nsec && !ts->__pad;
+}
+
+/*
+ * D48: timeout_ts is read only with KEVENT_GET_TIMESPEC, a revision-2 rule
+ * that needs the VER1 size (abi-change.md 4.6); without the flag a non-zero
+ * timeout_ts is the tail of a newer caller this call does not honour.
+ */
+static int plan_get_timeout(const struct kqueue *q, struct kdisp_plan *plan)
+{
+	struct kevent_get_events_arg *a = &plan->arg.get;
+	int err;
+
+	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC))
+		return ts_zero(&a->timeout_ts) ? 0 : -E2BIG;
+	if (rev_of(q) < 2 || _IOC_SIZE(plan->cmd) < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
+	    a->timeout_ns)
+		return -EINVAL;
+	err = timeout_of(q, &a->timeout_ts, a->flags, &plan->timeout_ns);
+	/* normalised: the rest of the call sees a nanosecond timeout */
+	a->timeout_ns = plan->timeout_ns;
+	return err;
+}
+
+/* Revision-2 calls: -EINVAL on a revision-1 queue (D40), -EPERM off process memory (D53). */
+static int plan_rev2(const struct kqueue *q, const struct kdisp_ctx *ctx)
+{
+	if (rev_of(q) < 2)
+		return -EINVAL;
+	if (ctx && !(ctx->features & KEVENT_FEAT_URING))
+		return -EPERM;
+	return 0;
+}
+
+static int plan_ring_init(const struct kqueue *q, const struct kdisp_plan *plan)
+{
+	const struct kevent_ring_init *a = &plan->arg.ring_init;
+	int err = plan_rev2(q, plan->ctx);
+
+	if (err)
+		return err;
+	/* D53 */
+	if (a->flags || !a->ring != !a->num || a->num == 1 || a->num > KEVENT_URING_MAX ||
+	    (a->ring & 7))
+		return -EINVAL;
+	return 0;
+}
+
+static int plan_wait(const struct kqueue *q, struct kdisp_plan *plan)
+{
+	struct kevent_wait_arg *a = &plan->arg.wait;
+	int err = plan_rev2(q, plan->ctx);
+
+	if (err)
+		return err;
+	if (plan->ctx && plan->ctx->nonblock)
+		a->ioc_flags |= KEVENT_GET_NONBLOCK;	/* A11 */
+	if (a->ioc_flags & ~(__u32)KEVENT_GET_NONBLOCK)
+		return -EINVAL;
+	return timeout_of(q, &a->timeout, a->flags, &plan->timeout_ns);
+}
+
 static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
 {
 	struct kevent_get_events_arg *a = &plan->arg.get;
 	unsigned int max = max_get_of(q, plan->ctx);
 	__u64 len;
+	int err;
 
 	if (plan->ctx && plan->ctx->nonblock)
 		a->ioc_flags |= KEVENT_GET_NONBLOCK;	/* A11 */
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
+	err = plan_get_timeout(q, plan);
+	if (err)
+		return err;
 	if (a->min_nr > a->max_nr)
 		return -EINVAL;
 	/* D12, B4: a legal short return. */
@@ -144,7 +267,10 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 
 	/* A12: every revision served, 1 .. INFO's abi_revision. */
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision < 1 || a->revision > KEVENT_ABI_REVISION)
+	    a->revision < KCORE_REV_LOWEST || a->revision > KCORE_REV_HIGHEST)
+		return -EINVAL;
+	/* D47: the EINTR opt-in is a revision-2 rule. */
+	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
 		return -EINVAL;
 	return 0;
 }
@@ -156,6 +282,9 @@ static bool cmd_offered(const struct kqueue *q, const struct kdisp_ctx *ctx, uns
 		return ctx && ctx->t && ctx->t->ring_shm;
 	if (nr == KEVENT_IOC_NR_FAULT)
 		return q->core->cfg.fault_inject;
+	/* D40: a revision-1 queue sees exactly take13: these numbers are unknown there */
+	if (nr >= KEVENT_IOC_NR_RING_INIT)
+		return rev_of(q) >= 2;
 	return true;
 }
 
@@ -204,6 +333,12 @@ int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int c
 		return plan_get_events(q, plan);
 	case KEVENT_IOC_NR_FAULT:
 		return plan_fault(plan);
+	case KEVENT_IOC_NR_RING_INIT:
+		return plan_ring_init(q, plan);
+	case KEVENT_IOC_NR_WAIT:
+		return plan_wait(q, plan);
+	case KEVENT_IOC_NR_COMMIT:
+		return plan_rev2(q, ctx);
 	default:
 		return plan_set_abi(plan);
 	}
@@ -219,9 +354,9 @@ static int execute_info(struct kqueue *q, const struct kdisp_plan *plan,
 
 	memset(&info, 0, sizeof(info));
 	info.size = (__u32)n;
-	info.abi_revision = KEVENT_ABI_REVISION;
+	info.abi_revision = KCORE_REV_HIGHEST;
 	info.backend = cfg->backend;
-	info.features = cfg->features | (ctx ? ctx->features : 0) | KEVENT_FEAT_STRICT |
+	info.features = cfg->features | (ctx ? ctx->features : KEVENT_FEAT_URING) | KEVENT_FEAT_STRICT |
 			(cfg->fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0) |
 			(cmd_offered(q, ctx, KEVENT_IOC_NR_RING_SHM) ? KEVENT_FEAT_RING_SHM : 0);
 	info.ukevent_size = sizeof(struct ukevent);
@@ -279,6 +414,18 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 		return kqueue_set_abi(q, &plan->arg.set_abi);
 	case KEVENT_IOC_NR_FAULT:
 		return kqueue_fault(q, &plan->arg.fault);
+	case KEVENT_IOC_NR_RING_INIT:
+		return kqueue_ring_init(q, &plan->arg.ring_init, ua);
+	case KEVENT_IOC_NR_COMMIT:
+		return kqueue_commit(q, &plan->arg.commit, ua);
+	case KEVENT_IOC_NR_WAIT: {
+		struct kwait_arg w = {
+			plan->arg.wait.num, plan->arg.wait.old_uidx, plan->timeout_ns,
+			!!(plan->arg.wait.ioc_flags & KEVENT_GET_NONBLOCK)
+		};
+
+		return kqueue_wait(q, &w, caller, ua, wr, waiter);
+	}
 	default:
 		return -ENOTTY;
 	}

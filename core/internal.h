@@ -78,6 +78,12 @@ struct kqueue {
 	atomic_uint kevent_num;		/* written under ctl */
 	bool ctl_seen, dead;		/* under ctl */
 	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
+	unsigned int revision;		/* SET_ABI level, 1 until set; under ctl */
+	/* Revision 2: the kevent_uring (D53, D54), under ctl. */
+	bool uring_set;			/* RING_INIT accepted (a ring, or none) */
+	__u64 uring;			/* user address; 0: no ring */
+	__u32 unum, kidx, uidx, used, over, ufaults;
+	bool latched;			/* READY(0) with no waiter (D50), under lock */
 	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
 	__u64 fault_add;		/* under ctl */
 	struct klist waiters;		/* parked, arrival order, under ctl */
@@ -108,6 +114,7 @@ struct kqueue {
 /* kwaiter.flags (atomic) */
 #define KWAIT_EXPIRED		0x1
 #define KWAIT_INTERRUPTED	0x2
+#define KWAIT_WOKEN		0x4	/* KEVENT_CTL_READY with num 0 (D50) */
 
 struct kwaiter {
 	struct kqueue *q;		/* holds a reference */
@@ -121,11 +128,20 @@ struct kwaiter {
 	atomic_uint flags;
 	atomic_int refs;		/* the core's and the transport's */
 	bool parked;			/* under q->ctl */
+	bool is_wait;			/* KEVENT_IOC_WAIT: max_nr is its num */
 	int result;
 	struct klist done_node;		/* private to one service pass */
 };
 
 #define KHEAP_NONE ((size_t)-1)
+
+/*
+ * The revisions this core serves (A12, docs/abi-change.md 3): SET_ABI accepts
+ * KCORE_REV_LOWEST .. KCORE_REV_HIGHEST and INFO reports them.  Raised to a
+ * new KEVENT_ABI_REVISION together with the core's rules for it.
+ */
+#define KCORE_REV_LOWEST	1
+#define KCORE_REV_HIGHEST	2
 
 /* core.c */
 void *kcore_alloc(struct kcore *core, size_t len);
@@ -150,6 +166,18 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 		      const struct kcaller *caller, const struct kuaccess *ua,
 		      const struct kwait_req *wr, struct kwaiter **waiter);
 int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg);
+int kqueue_ring_init(struct kqueue *q, const struct kevent_ring_init *arg,
+		     const struct kuaccess *ua);
+int kqueue_commit(struct kqueue *q, const struct kevent_commit_arg *arg,
+		  const struct kuaccess *ua);
+/* WAIT with its timeout normalised to timeout_ns (relative, ~0 forever). */
+struct kwait_arg {
+	__u32 num, old_uidx;
+	__u64 timeout_ns;
+	int nonblock;
+};
+int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcaller *caller,
+		const struct kuaccess *ua, const struct kwait_req *wr, struct kwaiter **waiter);
 int kqueue_fault(struct kqueue *q, const struct kevent_fault *arg);
 void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 		      struct kevent_info *info);

@@ -57,7 +57,8 @@
  *    type >= KEVENT_MAX, fails that ADD entry with -EINVAL (A3).
  *  - SET_ABI: only before the first CTL on the queue (any CTL that passed
  *    kdisp_plan counts, num = 0 too), -EBUSY after; revision must be
- *    KEVENT_ABI_REVISION, flags within KEVENT_ABI_FLAGS, __reserved 0,
+ *    KCORE_REV_LOWEST .. KCORE_REV_HIGHEST (internal.h), flags within
+ *    KEVENT_ABI_FLAGS (EINTR with revision 2 only), __reserved 0,
  *    else -EINVAL.  KEVENT_ABI_STRICT: unknown req_flags bits fail that ADD
  *    or MODIFY entry with -EINVAL.
  *  - kdisp_plan() reads the queue's kevent count without its lock for the
@@ -222,6 +223,13 @@ struct kdisp_ctx {
 	__u32 max_get_nr;
 	__u32 features;			/* KEVENT_FEAT_* for this caller (path, FD_ORIGINS) */
 	int nonblock;			/* the open file has O_NONBLOCK (A11) */
+	/*
+	 * Revision 2 (D53): the kevent_uring is written through the call's
+	 * ua at the moment the call completes, so ua must reach the caller's
+	 * memory directly for RING_INIT, WAIT and COMMIT (no private buffers).
+	 * A caller whose memory the transport cannot write has no
+	 * KEVENT_FEAT_URING in features: those calls fail -EPERM.
+	 */
 };
 
 /* User memory of the caller: process memory, a fetched buffer, or simulated. */
@@ -253,7 +261,12 @@ struct kdisp_plan {
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;
+		struct kevent_ring_init ring_init;
+		struct kevent_wait_arg wait;
+		struct kevent_commit_arg commit;
 	} arg;				/* normalised: zero-extended to our size */
+	/* WAIT and timespec GET_EVENTS: the timeout as relative ns (D48). */
+	__u64 timeout_ns;
 	/*
 	 * User bytes phase 2 reads (in) and writes (out), each non-empty, in
 	 * the order the call touches them.  A range may appear in both.

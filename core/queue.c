@@ -118,6 +118,7 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	q->core = core;
 	q->owner = *owner;
 	q->uid = u;
+	q->revision = 1;	/* 2006 programs never call SET_ABI */
 	q->ring = ring;
 	q->nbuckets = TABLE_MIN;
 	q->rcap = RSLOTS_MIN;
@@ -139,7 +140,7 @@ unsigned int kqueue_poll(struct kqueue *q)
 	unsigned int mask;
 
 	pthread_mutex_lock(&q->lock);
-	mask = q->ready_num ? POLLIN | POLLRDNORM : 0;
+	mask = q->ready_num || q->latched ? POLLIN | POLLRDNORM : 0;	/* D50 */
 	pthread_mutex_unlock(&q->lock);
 	return mask;
 }
@@ -563,8 +564,11 @@ static void kitem_destroy(struct kqueue *q, struct kitem *k)
 
 static bool req_flags_refused(const struct kqueue *q, const struct ukevent *uk)
 {
-	return (q->abi_flags & KEVENT_ABI_STRICT) &&
-	       (uk->req_flags & ~(__u32)KEVENT_REQ_ONESHOT);
+	__u32 known = KEVENT_REQ_ONESHOT;
+
+	if (q->revision >= 2)
+		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;	/* D42, D43 */
+	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
 }
 
 static void entry_fail(struct ukevent *uk, int err)
@@ -582,7 +586,12 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 	int err;
 
 	uk->ret_flags = 0;
-	if (!ops || req_flags_refused(q, uk)) {
+	if (!ops) {
+		/* A3; D51: revision 2 says ENOSYS, per entry (never whole-call). */
+		entry_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
+		return 1;
+	}
+	if (req_flags_refused(q, uk)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -674,6 +683,55 @@ static void modify_one(struct kqueue *q, struct ukevent *uk)
 	enqueue_effects_run(q, &fx);
 }
 
+/* D49: mark a registered kevent ready; one already ready keeps its result. */
+static int ready_one(struct kqueue *q, struct ukevent *uk)
+{
+	struct kitem *k = table_find(q, uk);
+	struct korigin_result res = { 0, { 0, 0 } };
+	struct enqueue_effects fx = { 0 };
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return 0;
+	}
+	uk->ret_flags = KEVENT_RET_DONE;
+	pthread_mutex_lock(&q->lock);
+	if (!(k->flags & KITEM_READY))
+		enqueue_locked(q, k, &res, &fx);
+	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
+	return 1;
+}
+
+/* D50: READY with num 0 wakes the oldest waiter, or latches the wake. */
+static int ready_wake(struct kqueue *q)
+{
+	struct kwaiter *w;
+
+	if (klist_empty(&q->waiters)) {
+		pthread_mutex_lock(&q->lock);
+		q->latched = true;
+		pthread_mutex_unlock(&q->lock);
+		return 0;
+	}
+	w = klist_entry(q->waiters.next, struct kwaiter, qnode);
+	atomic_fetch_or(&w->flags, KWAIT_WOKEN);
+	atomic_store(&q->due, true);
+	return 1;
+}
+
+/* D50: a GET_EVENTS or WAIT clears the latch; true if it was set. */
+static bool latch_take(struct kqueue *q)
+{
+	bool was;
+
+	pthread_mutex_lock(&q->lock);
+	was = q->latched;
+	q->latched = false;
+	pthread_mutex_unlock(&q->lock);
+	return was;
+}
+
 static int ctl_checks(const struct kqueue *q, __u32 cmd, __u32 num)
 {
 	unsigned int have = atomic_load(&q->kevent_num);
@@ -693,7 +751,7 @@ static int ctl_locked(struct kqueue *q, const struct kevent_ctl_arg *arg,
 
 	q->ctl_seen = true;
 	if (!arg->num)
-		return 0;
+		return arg->cmd == KEVENT_CTL_READY ? ready_wake(q) : 0;
 	ret = ctl_checks(q, arg->cmd, arg->num);
 	if (ret)
 		return ret;
@@ -713,6 +771,8 @@ static int ctl_locked(struct kqueue *q, const struct kevent_ctl_arg *arg,
 		for (i = 0; i < arg->num; i++) {
 			if (arg->cmd == KEVENT_CTL_REMOVE)
 				remove_one(q, &uks[i]);
+			else if (arg->cmd == KEVENT_CTL_READY)
+				ret += ready_one(q, &uks[i]);
 			else
 				modify_one(q, &uks[i]);
 		}
@@ -798,6 +858,222 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	return ret;
 }
 
+/* ---- revision 2: the kevent_uring (D41, D53-D55), q->ctl held ---- */
+
+static void serve_waiters_locked(struct kqueue *q, struct klist *done);
+static void complete_done(struct klist *done);
+
+static unsigned int uring_free(const struct kqueue *q)
+{
+	return q->uring ? q->unum - q->used : 0;
+}
+
+/* One aligned 32-bit store of a ring word (ring_kidx at 0, ring_over at 4). */
+static int uring_word(struct kqueue *q, const struct kuaccess *ua, unsigned int off, __u32 v)
+{
+	return ua->write(ua->ctx, q->uring + off, &v, sizeof(v));
+}
+
+/* Slots [first, first + n) of the ring from buf; wraps at most once. */
+static int uring_slots(struct kqueue *q, const struct kuaccess *ua, unsigned int first,
+		       const struct ukevent *buf, unsigned int n)
+{
+	unsigned int a = n < q->unum - first ? n : q->unum - first;
+	__u64 base = q->uring + KEVENT_URING_HDR_SIZE;
+
+	if (ua->write(ua->ctx, base + (__u64)first * UKSZ, buf, a * UKSZ))
+		return -EFAULT;
+	if (n > a && ua->write(ua->ctx, base, buf + a, (n - a) * UKSZ))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * D41: put the kevents of a faulted copy back at the head of the ready
+ * list, in their order.  One that re-fired meanwhile is on the list
+ * already, with the newer result: it stays where it is.
+ */
+static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
+{
+	unsigned int i, back = 0;
+
+	pthread_mutex_lock(&q->lock);
+	for (i = n; i-- > 0;) {
+		struct kitem *k = ks[i];
+
+		if (k->flags & KITEM_READY)
+			continue;
+		if (q->rtail - q->rhead == q->rcap)
+			rslots_compact(q, q->rslots, q->rcap);
+		k->rpos = --q->rhead;
+		q->rslots[k->rpos & (q->rcap - 1)] = k;
+		k->flags |= KITEM_READY;
+		back++;
+	}
+	q->ready_num += back;
+	atomic_fetch_add(&q->core->n_ready, back);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * D55: dequeue up to min(num, free, ready) kevents, write their slots and
+ * then ring_kidx; ONESHOT ones are freed only once ring_kidx is stored
+ * (D41).  Returns the count, or -EFAULT with everything requeued.
+ */
+static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess *ua)
+{
+	struct ukevent small[TAKE_ON_STACK], *buf = small;
+	struct kitem *ksmall[TAKE_ON_STACK], **ks = ksmall;
+	unsigned int n = uring_free(q), i, kidx;
+	int ret;
+
+	if (num < n)
+		n = num;
+	pthread_mutex_lock(&q->lock);
+	if (q->ready_num < n)
+		n = q->ready_num;
+	pthread_mutex_unlock(&q->lock);
+	if (!n)
+		return 0;
+	if (n > TAKE_ON_STACK) {
+		buf = kcore_alloc_raw(q->core, n * UKSZ);
+		ks = kcore_alloc_raw(q->core, n * sizeof(*ks));
+		if (!buf || !ks) {
+			free(buf);
+			free(ks);
+			return -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < n; i++) {
+		struct kitem *k = rslots_pop(q);
+
+		k->flags &= ~KITEM_READY;
+		ks[i] = k;
+		buf[i] = k->uk;
+		buf[i].ret_flags = k->rflags;
+		buf[i].ret_data[0] = k->rdata[0];
+		buf[i].ret_data[1] = k->rdata[1];
+	}
+	q->ready_num -= n;
+	atomic_fetch_sub(&q->core->n_ready, n);
+	pthread_mutex_unlock(&q->lock);
+	kidx = (q->kidx + n) % q->unum;
+	/* slots first, then the index that publishes them (D53) */
+	if (uring_slots(q, ua, q->kidx, buf, n) || uring_word(q, ua, 0, kidx)) {
+		uring_requeue(q, ks, n);
+		q->ufaults++;
+		ret = -EFAULT;
+	} else {
+		q->kidx = kidx;
+		q->used += n;
+		for (i = 0; i < n; i++)
+			if (ks[i]->uk.req_flags & KEVENT_REQ_ONESHOT)
+				kitem_destroy(q, ks[i]);
+		ret = (int)n;
+	}
+	if (buf != small) {
+		free(buf);
+		free(ks);
+	}
+	return ret;
+}
+
+int kqueue_ring_init(struct kqueue *q, const struct kevent_ring_init *arg,
+		     const struct kuaccess *ua)
+{
+	size_t len = KEVENT_URING_SIZE(arg->num);
+	unsigned char *probe = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->ctl);
+	if (q->uring_set) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (arg->ring) {
+		/* D41: the whole ring writable before it is ours (read, write back) */
+		probe = malloc(len);	/* transient: not an injectable allocation */
+		if (!probe) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (ua->read(ua->ctx, probe, arg->ring, len) ||
+		    ua->write(ua->ctx, arg->ring, probe, len)) {
+			ret = -EFAULT;
+			goto out;
+		}
+		q->uring = arg->ring;
+		q->unum = arg->num;
+		q->kidx = q->uidx = q->used = q->over = 0;
+		if (uring_word(q, ua, 0, 0) || uring_word(q, ua, 4, 0)) {
+			q->uring = 0;
+			q->unum = 0;
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	q->uring_set = true;
+	q->ctl_seen = true;	/* O2: SET_ABI is -EBUSY after it */
+out:
+	pthread_mutex_unlock(&q->ctl);
+	free(probe);
+	return ret;
+}
+
+/* D54: the slots commit(new_uidx, over) frees, or -errno. */
+static int commit_count(const struct kqueue *q, __u32 nu, __u32 over, bool *wrap)
+{
+	unsigned int f;
+
+	*wrap = false;
+	if (nu >= q->unum)
+		return -EINVAL;
+	if (over == q->over - 1 && over != q->over)
+		return nu < q->uidx ? 0 : -EOVERFLOW;
+	if (over != q->over)
+		return -EOVERFLOW;
+	if (nu > q->uidx)
+		f = nu - q->uidx;
+	else if (nu < q->uidx)
+		f = q->unum - q->uidx + nu;
+	else
+		f = q->used == q->unum ? q->unum : 0;
+	if (f > q->used)
+		return -EINVAL;
+	*wrap = f && q->uidx + f >= q->unum;
+	return (int)f;
+}
+
+int kqueue_commit(struct kqueue *q, const struct kevent_commit_arg *arg,
+		  const struct kuaccess *ua)
+{
+	struct klist done;
+	bool wrap;
+	int f;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	if (!q->uring) {
+		pthread_mutex_unlock(&q->ctl);
+		return 0;
+	}
+	f = commit_count(q, arg->new_uidx, arg->over, &wrap);
+	/* the ring_over store first: a fault frees nothing (D54) */
+	if (f > 0 && wrap && uring_word(q, ua, 4, q->over + 1))
+		f = -EFAULT;
+	if (f > 0) {
+		q->over += wrap;
+		q->uidx = (q->uidx + (unsigned int)f) % q->unum;
+		q->used -= (unsigned int)f;
+		atomic_store(&q->due, true);	/* a WAIT on a full ring (D55) */
+		serve_waiters_locked(q, &done);
+	}
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+	return f;
+}
+
 /* ---- waiters ---- */
 
 static void wait_min_update(struct kqueue *q)
@@ -852,12 +1128,20 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		/* nothing left to hand out and nobody expired: the rest wait */
 		if (!q->dead && !due && !ready)
 			break;
-		if (!q->dead && !atomic_load(&w->flags) && ready < w->min_nr)
+		unsigned int flags = atomic_load(&w->flags);
+
+		if (!q->dead && !flags &&
+		    (w->is_wait ? !ready || !uring_free(q) : ready < w->min_nr))
 			continue;
 		klist_del(&w->qnode);
 		w->parked = false;
 		kcore_heap_del(q->core, w);
-		w->result = take_events(q, w->max_nr, w->events, w->req.ua);
+		if ((flags & KWAIT_INTERRUPTED) && (q->abi_flags & KEVENT_ABI_EINTR))
+			w->result = -EINTR;	/* D47: nothing dequeued */
+		else if (w->is_wait)
+			w->result = uring_copy(q, w->max_nr, w->req.ua);
+		else
+			w->result = take_events(q, w->max_nr, w->events, w->req.ua);
 		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
 		klist_add_tail(&w->done_node, done);
 	}
@@ -967,8 +1251,10 @@ static int park(struct kqueue *q, struct kwaiter *w)
 {
 	int err;
 
+	bool free_slot = !w->is_wait || uring_free(q);	/* D55 waits for space too */
+
 	pthread_mutex_lock(&q->lock);
-	if (q->ready_num >= w->min_nr) {
+	if (q->ready_num >= w->min_nr && free_slot) {
 		pthread_mutex_unlock(&q->lock);
 		waiter_abandon(w);
 		return 0;
@@ -1029,7 +1315,7 @@ static bool must_not_wait(const struct kqueue *q, const struct kevent_get_events
 
 /* 1: parked (*ret set), 0: min_nr met meanwhile, -errno (q->ctl held). */
 static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
-		    const struct kcaller *caller, const struct kwait_req *wr,
+		    bool is_wait, const struct kcaller *caller, const struct kwait_req *wr,
 		    struct kwaiter **ret)
 {
 	struct kwaiter *w = NULL;
@@ -1037,6 +1323,7 @@ static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
 
 	if (err)
 		return err;
+	w->is_wait = is_wait;
 	err = park(q, w);
 	if (err == 1)
 		*ret = w;
@@ -1049,7 +1336,7 @@ static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
  * reported); 0: no need to wait after all; -errno.
  */
 static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *arg,
-			 const struct kcaller *caller, const struct kuaccess *ua,
+			 bool is_wait, const struct kcaller *caller, const struct kuaccess *ua,
 			 struct klist *done, int *result)
 {
 	struct inplace ip = { .done = false };
@@ -1059,7 +1346,7 @@ static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *a
 
 	pthread_mutex_init(&ip.m, NULL);
 	pthread_cond_init(&ip.c, NULL);
-	ret = park_new(q, arg, caller, &wr, &w);
+	ret = park_new(q, arg, is_wait, caller, &wr, &w);
 	if (ret == 1) {
 		pthread_mutex_unlock(&q->ctl);
 		complete_done(done);
@@ -1077,19 +1364,21 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 {
 	struct klist done;
 	int ret = 0, result;
+	bool latched;
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
 	serve_waiters_locked(q, &done);	/* D16: older waiters first */
 	if (!arg->max_nr)
 		goto out;
-	if (!must_not_wait(q, arg, wr) && ready_now(q) < arg->min_nr) {
+	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
+	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
 		if (!wr) {
-			ret = wait_in_place(q, arg, caller, ua, &done, &result);
+			ret = wait_in_place(q, arg, false, caller, ua, &done, &result);
 			if (ret == 1)
 				return result;
 		} else {
-			ret = park_new(q, arg, caller, wr, waiter);
+			ret = park_new(q, arg, false, caller, wr, waiter);
 			if (ret == 1)
 				ret = KDISP_PARKED;
 		}
@@ -1097,6 +1386,49 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 			goto out;
 	}
 	ret = take_events(q, arg->max_nr, arg->events, ua);
+out:
+	pthread_mutex_unlock(&q->ctl);
+	complete_done(&done);
+	return ret;
+}
+
+/* D55: old_uidx, then wait for a ready kevent and a free slot, then copy. */
+int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcaller *caller,
+		const struct kuaccess *ua, const struct kwait_req *wr, struct kwaiter **waiter)
+{
+	struct kevent_get_events_arg g = {
+		.min_nr = 1, .max_nr = arg->num, .timeout_ns = arg->timeout_ns,
+	};
+	struct klist done;
+	int ret = 0, result;
+	bool nowait;
+
+	klist_init(&done);
+	pthread_mutex_lock(&q->ctl);
+	serve_waiters_locked(q, &done);	/* D16: older waiters first */
+	if (!q->uring || arg->old_uidx >= q->unum) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!arg->num || arg->old_uidx != q->uidx)
+		goto out;
+	if (g.max_nr > q->unum)
+		g.max_nr = q->unum;
+	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
+	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
+		if (!wr) {
+			ret = wait_in_place(q, &g, true, caller, ua, &done, &result);
+			if (ret == 1)
+				return result;
+		} else {
+			ret = park_new(q, &g, true, caller, wr, waiter);
+			if (ret == 1)
+				ret = KDISP_PARKED;
+		}
+		if (ret)
+			goto out;
+	}
+	ret = uring_copy(q, g.max_nr, ua);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	complete_done(&done);
@@ -1136,8 +1468,10 @@ int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)
 	pthread_mutex_lock(&q->ctl);
 	if (q->ctl_seen)
 		ret = -EBUSY;
-	else
+	else {
 		q->abi_flags = arg->flags;
+		q->revision = arg->revision;
+	}
 	pthread_mutex_unlock(&q->ctl);
 	return ret;
 }
@@ -1181,6 +1515,16 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 	info->live_kevents = atomic_load(&core->n_kevents);
 	info->live_waiters = atomic_load(&core->n_waiters);
 	info->queue_parked = parked_now(q);
+	info->abi_lowest = KCORE_REV_LOWEST;
+	pthread_mutex_lock(&q->ctl);
+	info->queue_revision = q->revision;
+	info->queue_abi_flags = q->abi_flags;
+	info->ring_num = q->unum;
+	info->ring_kidx = q->kidx;
+	info->ring_uidx = q->uidx;
+	info->ring_over = q->over;
+	info->ring_faults = q->ufaults;
+	pthread_mutex_unlock(&q->ctl);
 }
 
 void kqueue_release(struct kqueue *q)

@@ -200,14 +200,15 @@ static void kc_park(struct kc_req *r, struct kwaiter *w)
 void kc_req_run(struct kc_req *r)
 {
 	struct kx_xfer *x = &r->x;
-	struct kwait_req wr = { &x->ua, kc_complete, r };
+	const struct kuaccess *ua = kx_xfer_ua(x);
+	struct kwait_req wr = { ua, kc_complete, r };
 	struct kwaiter *w = NULL;
+	int parks = x->plan.nr == KEVENT_IOC_NR_GET_EVENTS || x->plan.nr == KEVENT_IOC_NR_WAIT;
 	int ret;
 
 	if (kd.opts.trace && x->plan.nr == KEVENT_IOC_NR_CTL && x->nbuf)
 		kc_trace_ukevents(r->id, "in", x->buf[0].mem, x->buf[0].r.len / sizeof(struct ukevent));
-	ret = kdisp_execute(r->q, &x->plan, &r->caller, &x->ua, x->reply,
-			    x->plan.nr == KEVENT_IOC_NR_GET_EVENTS ? &wr : NULL, &w);
+	ret = kdisp_execute(r->q, &x->plan, &r->caller, ua, x->reply, parks ? &wr : NULL, &w);
 	if (ret == KDISP_PARKED) {
 		/* Still ours: complete() frees r only after kc_park saw it. */
 		kc_req_unrun(r);

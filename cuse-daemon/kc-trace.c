@@ -13,13 +13,16 @@ static const char *const kc_cmd_names[] = {
 	[KEVENT_IOC_NR_RING_SHM] = "RING_SHM",
 	[KEVENT_IOC_NR_SET_ABI] = "SET_ABI",
 	[KEVENT_IOC_NR_FAULT] = "FAULT",
+	[KEVENT_IOC_NR_RING_INIT] = "RING_INIT",
+	[KEVENT_IOC_NR_WAIT] = "WAIT",
+	[KEVENT_IOC_NR_COMMIT] = "COMMIT",
 };
 
 static const char *const kc_type_names[KEVENT_MAX] = {
 	"SOCKET", "INODE", "TIMER", "POLL", "NAIO", "AIO",
 };
 
-static const char *const kc_ctl_names[] = { "ADD", "REMOVE", "MODIFY" };
+static const char *const kc_ctl_names[] = { "ADD", "REMOVE", "MODIFY", "READY" };
 
 const char *kc_trace_cmd_name(unsigned int cmd)
 {
@@ -31,7 +34,7 @@ const char *kc_trace_cmd_name(unsigned int cmd)
 
 static void kc_fmt_ctl(char *buf, size_t len, const struct kevent_ctl_arg *a)
 {
-	const char *c = a->cmd < 3 ? kc_ctl_names[a->cmd] : "?";
+	const char *c = a->cmd < 4 ? kc_ctl_names[a->cmd] : "?";
 
 	snprintf(buf, len, "CTL %s(%u) num=%u events=0x%llx", c, a->cmd, a->num,
 		 (unsigned long long)a->events);
@@ -53,6 +56,9 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi abi;
 		struct kevent_fault fault;
+		struct kevent_ring_init ri;
+		struct kevent_wait_arg wait;
+		struct kevent_commit_arg commit;
 	} a;
 
 	memset(&a, 0, sizeof(a));
@@ -66,6 +72,15 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 		kc_fmt_get(buf, len, &a.get);
 	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_SET_ABI && usize >= sizeof(a.abi)) {
 		snprintf(buf, len, "SET_ABI revision=%u flags=0x%x", a.abi.revision, a.abi.flags);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_RING_INIT && usize >= sizeof(a.ri)) {
+		snprintf(buf, len, "RING_INIT ring=0x%llx num=%u flags=0x%x",
+			 (unsigned long long)a.ri.ring, a.ri.num, a.ri.flags);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_WAIT && usize >= sizeof(a.wait)) {
+		snprintf(buf, len, "WAIT num=%u old_uidx=%u timeout=%lld.%09u flags=0x%x ioc_flags=0x%x",
+			 a.wait.num, a.wait.old_uidx, (long long)a.wait.timeout.tv_sec,
+			 a.wait.timeout.tv_nsec, a.wait.flags, a.wait.ioc_flags);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_COMMIT && usize >= sizeof(a.commit)) {
+		snprintf(buf, len, "COMMIT new_uidx=%u over=%u", a.commit.new_uidx, a.commit.over);
 	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_FAULT && usize >= sizeof(a.fault)) {
 		snprintf(buf, len, "FAULT kind=%u skip=%u", a.fault.kind, a.fault.skip);
 	} else {

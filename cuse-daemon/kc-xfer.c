@@ -148,6 +148,30 @@ static int kx_ua_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 	return 0;
 }
 
+static int kx_pua_read(void *ctx, void *dst, __u64 uaddr, size_t len)
+{
+	const struct kx_xfer *x = ctx;
+
+	return x->path == KX_PATH_PVM ? kx_pvm_read(x->tid, dst, uaddr, len) : -EPERM;
+}
+
+static int kx_pua_write(void *ctx, __u64 uaddr, const void *src, size_t len)
+{
+	const struct kx_xfer *x = ctx;
+
+	if (x->path != KX_PATH_PVM)
+		return -EPERM;
+	return kx_pvm_write(x->tid, uaddr, src, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+const struct kuaccess *kx_xfer_ua(const struct kx_xfer *x)
+{
+	unsigned int nr = x->plan.nr;
+
+	return nr == KEVENT_IOC_NR_RING_INIT || nr == KEVENT_IOC_NR_WAIT ||
+	       nr == KEVENT_IOC_NR_COMMIT ? &x->pua : &x->ua;
+}
+
 void kx_xfer_init(struct kx_xfer *x, enum kx_path path, pid_t tid, __u64 arg, size_t usize)
 {
 	memset(x, 0, sizeof(*x));
@@ -158,6 +182,9 @@ void kx_xfer_init(struct kx_xfer *x, enum kx_path path, pid_t tid, __u64 arg, si
 	x->ua.read = kx_ua_read;
 	x->ua.write = kx_ua_write;
 	x->ua.ctx = x;
+	x->pua.read = kx_pua_read;
+	x->pua.write = kx_pua_write;
+	x->pua.ctx = x;
 }
 
 static int kx_ranges_ok(const struct kdisp_range *r, unsigned int n)
@@ -349,7 +376,7 @@ void kx_xfer_ctx(const struct kx_xfer *x, unsigned int cmd, struct kdisp_ctx *ct
 
 	if (x->path == KX_PATH_PVM) {
 		ctx->max_ctl_num = ctx->max_get_nr = KX_PVM_MAX_NR;
-		ctx->features |= KEVENT_FEAT_PROCESS_VM;
+		ctx->features |= KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_URING;	/* D53 */
 	} else {
 		ctx->max_ctl_num = ctx->max_get_nr = kx_retry_max_nr(usize);
 		ctx->features |= KEVENT_FEAT_RETRY_PATH;

@@ -116,7 +116,17 @@ struct kx_xfer {
 	struct kx_buf buf[KX_BUFS];
 	unsigned int nbuf;
 	struct kuaccess ua;
+	/*
+	 * The caller's own memory, at the moment of each access (process
+	 * memory path only): the kevent_uring of RING_INIT, WAIT and COMMIT is
+	 * written through it when the call completes, never from a buffer
+	 * (docs/abi.md D53).
+	 */
+	struct kuaccess pua;
 };
+
+/* The accessor a call of this plan uses: pua for the revision-2 ring calls. */
+const struct kuaccess *kx_xfer_ua(const struct kx_xfer *x);
 
 #define KX_ASK		1	/* a retry round must be asked for: *l says which */
 #define KX_ASK_HEADER	2	/* the same, for the wrapper only (round 1) */

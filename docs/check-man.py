@@ -230,6 +230,9 @@ def cmd_errors(abi_md, docdir):
         'kevent_ctl.2': ({1, 2}, {1, 2}),
         'kevent_get_events.2': ({1, 3}, {1, 3}),
         'kevent.4': ({1, 5, 6}, {1, 4, 5, 6, 7}),
+        'kevent_init.2': ({8}, {1, 6, 8}),
+        'kevent_wait.2': ({9}, {1, 9}),
+        'kevent_commit.2': ({10}, {1, 10}),
     }
     for page, (must, may) in plan.items():
         path = os.path.join(docdir, page)
@@ -279,6 +282,9 @@ RUNTIME_PLAN = {
     2: ({1, 3}, 'kevent_get_events.2'),
     3: ({1, 5}, 'kevent.4'),
     4: ({1, 6}, 'kevent.4'),
+    6: ({1, 8}, 'kevent_init.2'),
+    7: ({1, 9}, 'kevent_wait.2'),
+    8: ({1, 10}, 'kevent_commit.2'),
 }
 # The fuzzer's test origin fails attach() with EIO, its own code ("an
 # origin's own failure", abi.md 7.2); no real origin or the core returns it.

@@ -89,7 +89,7 @@ static unsigned int ioc_cmd(unsigned int nr, unsigned int dir, unsigned int sz,
 	if (ioc & KF_IOC_WRONG_DIR)
 		dir ^= _IOC_READ | _IOC_WRITE;
 	if (ioc & KF_IOC_UNKNOWN_NR)
-		nr += 5;
+		nr += 16;	/* past every number the header defines */
 	return _IOC(dir, ioc & KF_IOC_WRONG_MAGIC ? KEVENT_IOC_MAGIC + 1 : KEVENT_IOC_MAGIC,
 		    nr, sz & 0x3fff);
 }

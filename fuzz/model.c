@@ -9,10 +9,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 #include "test-origin.h"
 
+#define M_REV_2	2	/* the first revision with the rules of D40-D57 */
 #define UKSZ		sizeof(struct ukevent)
 #define NO_DEADLINE	KEVENT_TIMEOUT_INFINITE
 
@@ -173,6 +175,7 @@ int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, boo
 		abort();
 	q->slot = slot;
 	q->owner = uid;
+	q->revision = 1;
 	q->ring = ring;
 	q->notify = notify;
 	ml_init(&q->reg);
@@ -390,10 +393,12 @@ static void serve(struct model *m, struct mq *q)
 	for (i = 0; i < n; i++) {
 		struct mw *w = order[i];
 
-		if (!q->dead && !w->expired && !w->intr && q->nrdy < w->min_nr)
+		if (!q->dead && !w->expired && !w->intr && !w->woken && q->nrdy < w->min_nr)
 			continue;
 		w->parked = false;
-		w->exp_result = take(m, q, w->max_nr, w->events);
+		/* D47: an EINTR queue answers a signal with EINTR, nothing taken */
+		w->exp_result = w->intr && (q->abi_flags & KEVENT_ABI_EINTR) ? -EINTR :
+				take(m, q, w->max_nr, w->events);
 		w->exp_done = true;
 		uncharge(m, w->uid, KEVENT_LIMIT_PARKED);
 	}
@@ -482,14 +487,20 @@ void m_release(struct model *m, int slot)
 struct mcmd {
 	unsigned int dir;
 	size_t ver0;
+	size_t known;	/* the struct size the model knows; 0: ver0 */
 };
 
 static const struct mcmd mcmds[] = {
 	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },	/* VER1 grew it */
 	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0 },
-	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0,
+				       KEVENT_GET_EVENTS_ARG_SIZE_VER1 },
 	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0 },
 	[KEVENT_IOC_NR_SET_ABI] = { _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0 },
+	[KEVENT_IOC_NR_FAULT] = { 0, 0 },	/* not offered without fault_inject */
+	[KEVENT_IOC_NR_RING_INIT] = { _IOC_WRITE, KEVENT_RING_INIT_SIZE_VER0 },
+	[KEVENT_IOC_NR_WAIT] = { _IOC_WRITE, KEVENT_WAIT_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_COMMIT] = { _IOC_WRITE, KEVENT_COMMIT_ARG_SIZE_VER0 },
 };
 
 /* D25: the whole-call checks on the header. */
@@ -502,7 +513,9 @@ static int ctl_checks(const struct mq *q, const struct kevent_ctl_arg *a)
 
 static int plan_ctl(const struct model *m, const struct mq *q, const struct kevent_ctl_arg *a)
 {
-	if (a->cmd > KEVENT_CTL_MODIFY || a->num > KEVENT_MAX_EVENTS)
+	/* D49: READY exists on revision 2 only (D34 on revision 1) */
+	if (a->cmd > (q->revision >= M_REV_2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY) ||
+	    a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
 	if (!a->num)
 		return 0;
@@ -511,11 +524,59 @@ static int plan_ctl(const struct model *m, const struct mq *q, const struct keve
 	return a->num > m->max_ctl ? -E2BIG : 0;	/* B4 */
 }
 
-/* D12: min > max is an error, a max above the path's maximum a short return. */
-static int plan_get(const struct model *m, struct kevent_get_events_arg *a)
+/* D48: a kevent_timespec with KEVENT_FLAGS_* as relative ns (~0: none). */
+static int timeout_ns_of(const struct model *m, const struct kevent_timespec *ts, __u32 flags,
+			 __u64 *ns)
 {
+	__u64 t, now;
+	struct timespec rt;
+
+	if ((flags & ~(__u32)KEVENT_FLAGS_ALL) || ts->__pad || ts->tv_sec < 0 ||
+	    ts->tv_nsec >= 1000000000u)
+		return -EINVAL;
+	if (flags & KEVENT_FLAGS_NO_TIMEOUT) {
+		if (flags != KEVENT_FLAGS_NO_TIMEOUT || ts->tv_sec || ts->tv_nsec)
+			return -EINVAL;
+		*ns = KEVENT_TIMEOUT_INFINITE;
+		return 0;
+	}
+	if ((flags & KEVENT_FLAGS_MONOTONIC) && !(flags & KEVENT_FLAGS_ABSTIME))
+		return -EINVAL;
+	if ((__u64)ts->tv_sec >= KEVENT_TIMEOUT_INFINITE / 1000000000ull - 1)
+		t = KEVENT_TIMEOUT_INFINITE - 1;
+	else
+		t = (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
+	if (flags & KEVENT_FLAGS_ABSTIME) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		now = (flags & KEVENT_FLAGS_MONOTONIC) ? m->now :
+		      (__u64)rt.tv_sec * 1000000000ull + (__u64)rt.tv_nsec;
+		t = t > now ? t - now : 0;
+	}
+	*ns = t;
+	return 0;
+}
+
+/* D12: min > max is an error, a max above the path's maximum a short return. */
+static int plan_get(const struct model *m, const struct mq *q, size_t usize,
+		    struct kevent_get_events_arg *a)
+{
+	const struct kevent_timespec *ts = &a->timeout_ts;
+
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
+	/* D48: timeout_ts only with KEVENT_GET_TIMESPEC (revision 2, VER1). */
+	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC)) {
+		if (ts->tv_sec || ts->tv_nsec || ts->__pad)
+			return -E2BIG;
+	} else if (q->revision < M_REV_2 || usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
+		   a->timeout_ns) {
+		return -EINVAL;
+	} else {
+		int err = timeout_ns_of(m, ts, a->flags, &a->timeout_ns);
+
+		if (err)
+			return err;
+	}
 	if (a->min_nr > a->max_nr)
 		return -EINVAL;
 	if (a->max_nr > m->max_get)
@@ -531,14 +592,36 @@ static int plan_get(const struct model *m, struct kevent_get_events_arg *a)
  * what the model expects until the model learns that revision's rules.
  */
 #define M_REV_LOWEST	1
-#define M_REV_HIGHEST	1
+#define M_REV_HIGHEST	2
 
 static int plan_set_abi(const struct kevent_set_abi *a)
 {
 	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
 	    a->revision < M_REV_LOWEST || a->revision > M_REV_HIGHEST)
 		return -EINVAL;
+	/* D47: the EINTR opt-in is a revision-2 rule. */
+	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
+		return -EINVAL;
 	return 0;
+}
+
+/* D40, D53, D55: the revision-2 calls' whole-call checks (no transport: no EPERM). */
+static int plan_rev2(const struct model *m, const struct mq *q, struct margs *out)
+{
+	const struct kevent_ring_init *r = &out->a.ring_init;
+	struct kevent_wait_arg *w = &out->a.wait;
+	__u64 ns;
+
+	if (q->revision < M_REV_2)
+		return -EINVAL;
+	if (out->nr == KEVENT_IOC_NR_RING_INIT)
+		return r->flags || !r->ring != !r->num || r->num == 1 ||
+		       r->num > KEVENT_URING_MAX || (r->ring & 7) ? -EINVAL : 0;
+	if (out->nr != KEVENT_IOC_NR_WAIT)
+		return 0;
+	if (w->ioc_flags & ~(__u32)KEVENT_GET_NONBLOCK)
+		return -EINVAL;
+	return timeout_ns_of(m, &w->timeout, w->flags, &ns);
 }
 
 static bool zero(const unsigned char *p, size_t len)
@@ -560,10 +643,12 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 	out->usize = usize;
 	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC || nr >= sizeof(mcmds) / sizeof(mcmds[0]))
 		return -ENOTTY;
-	if (_IOC_DIR(cmd) != mcmds[nr].dir || nr == KEVENT_IOC_NR_RING_SHM)
+	if (_IOC_DIR(cmd) != mcmds[nr].dir || nr == KEVENT_IOC_NR_RING_SHM ||
+	    nr == KEVENT_IOC_NR_FAULT ||
+	    (nr >= KEVENT_IOC_NR_RING_INIT && m->slot[slot]->revision < M_REV_2))	/* D40 */
 		return -ENOTTY;	/* RING_SHM: the CUSE daemon's own (kcore.h) */
-	ksize = mcmds[nr].ver0;
-	if (usize < ksize)
+	ksize = mcmds[nr].known ? mcmds[nr].known : mcmds[nr].ver0;
+	if (usize < mcmds[nr].ver0)
 		return -EINVAL;
 	if (usize > KEVENT_IOC_ARG_MAX)
 		return -E2BIG;
@@ -571,13 +656,16 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 		return 0;
 	if (!arg || arg_len != usize)
 		return -EINVAL;
-	memcpy(&out->a, arg, ksize);
-	if (!zero((const unsigned char *)arg + ksize, usize - ksize))
+	/* 2.3: a short struct reads as zero, a longer one needs a zero tail. */
+	memcpy(&out->a, arg, usize < ksize ? usize : ksize);
+	if (usize > ksize && !zero((const unsigned char *)arg + ksize, usize - ksize))
 		return -E2BIG;
 	if (nr == KEVENT_IOC_NR_CTL)
 		return plan_ctl(m, m->slot[slot], &out->a.ctl);
 	if (nr == KEVENT_IOC_NR_GET_EVENTS)
-		return plan_get(m, &out->a.get);
+		return plan_get(m, m->slot[slot], usize, &out->a.get);
+	if (nr >= KEVENT_IOC_NR_RING_INIT)
+		return plan_rev2(m, m->slot[slot], out);
 	return plan_set_abi(&out->a.set_abi);
 }
 
@@ -591,7 +679,11 @@ static void entry_fail(struct ukevent *uk, int err)
 
 static bool strict_refused(const struct mq *q, const struct ukevent *uk)
 {
-	return q->strict && (uk->req_flags & ~(__u32)KEVENT_REQ_ONESHOT);
+	__u32 known = KEVENT_REQ_ONESHOT;
+
+	if (q->revision >= M_REV_2)	/* D42, D43 */
+		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;
+	return q->strict && (uk->req_flags & ~known);
 }
 
 static void uncharge_kevent(struct model *m, unsigned int uid, int res)
@@ -608,7 +700,12 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 	struct mkev *k;
 
 	uk->ret_flags = 0;
-	if (uk->type >= KEVENT_MAX || !(m->mask & (1u << uk->type)) || strict_refused(q, uk)) {
+	if (uk->type >= KEVENT_MAX || !(m->mask & (1u << uk->type))) {
+		/* A3; D51: ENOSYS per entry on revision 2 */
+		entry_fail(uk, q->revision >= M_REV_2 ? -ENOSYS : -EINVAL);
+		return 1;
+	}
+	if (strict_refused(q, uk)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -714,6 +811,41 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 		enqueue(m, q, k, 0, 1, 0);
 }
 
+/* D49: matched as MODIFY matches; ready with DONE and {0, 0} unless ready already. */
+static int ready_one(struct model *m, struct mq *q, struct ukevent *uk)
+{
+	struct mkev *k = find(q, uk);
+
+	if (!k) {
+		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+		return 0;
+	}
+	uk->ret_flags = KEVENT_RET_DONE;
+	if (!k->ready)
+		enqueue(m, q, k, 0, 0, 0);
+	return 1;
+}
+
+/* D50: the oldest parked waiter wakes (returns 1), or the wake is latched. */
+static int ready_wake(struct model *m, struct mq *q)
+{
+	struct mw *oldest = NULL;
+	unsigned int i;
+
+	for (i = 0; i < KF_NW; i++) {
+		struct mw *w = &m->w[i];
+
+		if (w->used && w->parked && w->q == q && (!oldest || w->arrival < oldest->arrival))
+			oldest = w;
+	}
+	if (!oldest) {
+		q->latched = true;
+		return 0;
+	}
+	oldest->woken = true;
+	return 1;
+}
+
 static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kevent_ctl_arg *a)
 {
 	size_t len = (size_t)a->num * UKSZ, back = len;
@@ -723,7 +855,7 @@ static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kev
 
 	q->ctl_seen = true;	/* O2 */
 	if (!a->num)
-		return 0;
+		return a->cmd == KEVENT_CTL_READY ? ready_wake(m, q) : 0;
 	if (ctl_checks(q, a))
 		return -EINVAL;
 	uks = malloc(len);
@@ -743,6 +875,8 @@ static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kev
 		}
 		if (a->cmd == KEVENT_CTL_REMOVE)
 			remove_one(m, q, &uk);
+		else if (a->cmd == KEVENT_CTL_READY)
+			ret += ready_one(m, q, &uk);
 		else
 			modify_one(m, q, &uk);
 		uks[i] = uk;
@@ -771,11 +905,15 @@ static int get_events(struct model *m, struct mq *q, unsigned int uid,
 {
 	struct mw *w;
 
+	bool latched;
+
 	serve(m, q);
 	if (!a->max_nr)
 		return 0;
+	latched = q->latched;	/* D50: any GET_EVENTS past this point clears it */
+	q->latched = false;
 	if (wslot < 0 || (a->ioc_flags & KEVENT_GET_NONBLOCK) || !a->min_nr ||
-	    !a->timeout_ns || q->nrdy >= a->min_nr)
+	    !a->timeout_ns || q->nrdy >= a->min_nr || latched)
 		return take(m, q, a->max_nr, a->events);
 	if (!charge(m, uid, KEVENT_LIMIT_PARKED))
 		return -EAGAIN;		/* D18 */
@@ -807,10 +945,29 @@ int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a
 		return ret;
 	case KEVENT_IOC_NR_GET_EVENTS:
 		return get_events(m, q, uid, &a->a.get, wslot);
+	case KEVENT_IOC_NR_RING_INIT:
+		/*
+		 * D53: ring calls reach the caller's memory directly; the
+		 * harness's accessor holds only planned ranges and these plan
+		 * none, so a ring never registers here (D41: -EFAULT).
+		 */
+		if (q->uring_set)
+			return -EBUSY;
+		if (a->a.ring_init.ring)
+			return -EFAULT;
+		q->uring_set = q->ctl_seen = true;
+		return 0;
+	case KEVENT_IOC_NR_WAIT:
+		serve(m, q);
+		return -EINVAL;		/* D55: no ring */
+	case KEVENT_IOC_NR_COMMIT:
+		return 0;		/* D54: no ring */
 	default:
 		if (q->ctl_seen)
 			return -EBUSY;	/* A12 */
 		q->strict = a->a.set_abi.flags & KEVENT_ABI_STRICT;
+		q->revision = a->a.set_abi.revision;
+		q->abi_flags = a->a.set_abi.flags;
 		return 0;
 	}
 }
@@ -845,7 +1002,7 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->size = usize < sizeof(*out) ? (__u32)usize : sizeof(*out);
 	out->abi_revision = M_REV_HIGHEST;
 	out->backend = KEVENT_BACKEND_CORE;
-	out->features = KEVENT_FEAT_STRICT;
+	out->features = KEVENT_FEAT_STRICT | KEVENT_FEAT_URING;
 	out->supported_types = m->mask;
 	out->ukevent_size = UKSZ;
 	out->mukevent_size = sizeof(struct mukevent);
@@ -867,5 +1024,8 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->live_waiters = c.waiters;
 	for (i = 0; i < KF_NW; i++)
 		out->queue_parked += m->w[i].used && m->w[i].parked && m->w[i].q == q;
+	out->abi_lowest = M_REV_LOWEST;
+	out->queue_revision = q->revision;
+	out->queue_abi_flags = q->abi_flags;
 }
 

@@ -42,6 +42,9 @@ struct mq {
 	struct mlink reg, rdy;
 	unsigned int nreg, nrdy;
 	bool ctl_seen, strict, dead, scheduled;
+	unsigned int revision, abi_flags;	/* SET_ABI (A12, D40) */
+	bool latched;			/* READY num 0 with no waiter (D50) */
+	bool uring_set;			/* RING_INIT accepted (D53) */
 	bool notify;
 	unsigned long notify_exp, notify_seen;
 	unsigned char *ring;		/* the real ring, NULL: none */
@@ -59,7 +62,7 @@ struct mw {
 	int exp_result, real_result;
 	__u32 min_nr, max_nr;
 	__u64 deadline, events;
-	bool expired, intr;
+	bool expired, intr, woken;	/* woken: READY num 0 (D50) */
 	unsigned int uid;
 	unsigned long arrival;
 };
@@ -72,6 +75,9 @@ struct margs {
 		struct kevent_ctl_arg ctl;
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
+		struct kevent_ring_init ring_init;
+		struct kevent_wait_arg wait;
+		struct kevent_commit_arg commit;
 	} a;
 };
 

@@ -87,7 +87,7 @@ static const unsigned int kf_path_max[16] = {
  * tail: when sz is larger than the struct, the last byte of the argument
  *       (0: the tail stays zero).
  * ioc: bit0 wrong direction, bit1 wrong magic, bit2 arg_len = sz + 1,
- *      bit3 arg = NULL, bit4 _IOC_NR + 5 (unknown number),
+ *      bit3 arg = NULL, bit4 _IOC_NR + 16 (unknown number),
  *      bit5 defer: plan now, execute at the next EXEC (as a transport that
  *      fetches user memory between the phases); a newer deferred plan, or
  *      the release of its queue, drops the older one.

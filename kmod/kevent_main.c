@@ -2,13 +2,20 @@
 /*
  * kevent.ko: the Aug 23 2006 (take13) kevent queue as a misc device,
  * /dev/kevent, with the ioctl transport of include/uapi/linux/kevent.h and
- * the semantics of docs/abi.md (D1-D25).  One open = one queue.
+ * the semantics of docs/abi.md: revision 1 (D1-D39) on every queue, and
+ * revision 2 (D40-D57: the take26 ring in the caller's memory, WAIT,
+ * COMMIT, CTL_READY, timespec timeouts, LEVEL, ALWAYS_QUEUE, opt-in EINTR)
+ * on a queue that selects it with SET_ABI.  One open = one queue.
  *
  * LOCKING
  *  - queue->ctl_mutex serialises everything that changes the table of
  *    registered kevents: CTL, SET_ABI, the reaping of delivered ONESHOT
- *    kevents and release.  Origin attach/modify/detach run under it and may
- *    sleep; nothing a client controls is waited on (design.md B3).
+ *    kevents, the LEVEL re-checks (D43) and release.  Origin
+ *    attach/modify/detach/level run under it and may sleep; nothing a
+ *    client controls is waited on (design.md B3).  It is also the per-queue
+ *    ring lock of D53: RING_INIT, the copy of a WAIT (from taking the slots
+ *    to the ring_kidx store) and COMMIT hold it, so ring_kidx never moves
+ *    back; a WAIT parks without it.
  *  - queue->ready_lock (a spinlock, always irqsave: the hrtimer origin fires
  *    in hard-irq context) covers the ready list, ready_num, the zombie list,
  *    every kevent's flags and ret_* fields, the ring index and the list of
@@ -24,8 +31,12 @@
  *  - A delivered ONESHOT kevent becomes a zombie (off every list but the
  *    table, invisible to MODIFY/REMOVE) until someone holding ctl_mutex
  *    reaps it: the fire path that hands it to a waiter may run in irq.
- *  - No user memory is touched under either lock: arrays are copied into
- *    kernel buffers first (D9, D10).
+ *  - A kevent a WAIT took is in flight (KEV_INFLIGHT) until its ring copy
+ *    ends: then freed if ONESHOT, or put back at the head on a fault
+ *    (D41).  A REMOVE in between unhooks it and leaves the free to the WAIT.
+ *  - No user memory is touched under ready_lock: arrays move through
+ *    kernel buffers (D9, D10); only the ring (and CTL's arrays) are
+ *    written under ctl_mutex, in the caller's context (copy_to_user).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -48,8 +59,9 @@
 struct kevent_queue {
 	struct mutex ctl_mutex;
 	unsigned int kevent_num;	/* registered, incl. zombies; ctl_mutex */
-	bool ctl_seen;			/* a CTL ran: SET_ABI is -EBUSY (A12) */
-	bool strict;			/* KEVENT_ABI_STRICT */
+	bool ctl_seen;			/* a CTL or RING_INIT ran: SET_ABI is -EBUSY (A12) */
+	u32 revision;			/* SET_ABI level, 1 until SET_ABI(2) */
+	u32 abi_flags;			/* KEVENT_ABI_* */
 	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
 	u64 fault_add;			/* ctl_mutex */
 	struct list_head table[1 << KEVENT_HASH_BITS];
@@ -58,19 +70,40 @@ struct kevent_queue {
 	struct list_head ready;		/* FIFO of KEV_READY kevents */
 	unsigned int ready_num;
 	struct list_head zombies;	/* delivered ONESHOT, to be freed */
+	struct list_head level;		/* dequeued KEVENT_REQ_LEVEL kevents (D43) */
 	struct list_head waiters;	/* parked GET_EVENTS, arrival order */
 	unsigned int parked_num;	/* on waiters (INFO queue_parked); ready_lock */
 	unsigned int ring_index;	/* ours; never read back from the page */
 	struct page *pages[KEVENT_RING_PAGES];
+	unsigned int ring_free;		/* take26 ring: slots not yet handed out */
+	bool wake_latched;		/* CTL_READY num 0 found no waiter */
+
+	/*
+	 * The take26 ring in the caller's memory (revision 2, docs/abi.md
+	 * 5.7), under ctl_mutex: every write to it happens in WAIT or COMMIT
+	 * holding it, so ring_kidx never moves back (design.md, abi.md D40).
+	 */
+	struct kevent_uring __user *uring;
+	bool ring_inited;		/* RING_INIT ran: -EBUSY after */
+	u32 ring_num, ring_kidx, ring_uidx, ring_over;
+	bool ring_full;			/* kidx == uidx and every slot published */
+	u32 ring_faults;		/* INFO ring_faults */
 
 	wait_queue_head_t poll_wq;	/* poll() on the kevent fd */
 };
 
+/*
+ * A GET_EVENTS or WAIT call, parked or not.  A WAIT (kevs set) takes at
+ * most the ring's free slots and keeps the kevents it took in flight
+ * (KEV_INFLIGHT) until their ring copy is confirmed, so a fault can put
+ * them back (D41).
+ */
 struct kevent_waiter {
 	struct list_head node;		/* queue->waiters */
 	struct task_struct *task;
 	unsigned int min_nr, max_nr;
 	struct ukevent *buf;
+	struct kevent **kevs;		/* WAIT only: what it took, in order */
 	unsigned int got;
 	bool zombies;			/* got ONESHOT kevents: reap after */
 	bool done;			/* served by a fire; release order */
@@ -90,11 +123,15 @@ static_assert(PAGE_SIZE == KEVENT_RING_PAGE_SIZE);
 static_assert(sizeof(struct ukevent) == 40);
 static_assert(sizeof(struct mukevent) == 16);
 static_assert(sizeof(struct kevent_mring) <= KEVENT_RING_PAGE_SIZE);
-static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1);
+static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2);
 static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0);
-static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0);
+static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1);
 static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0);
 static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0);
+static_assert(sizeof(struct kevent_ring_init) == KEVENT_RING_INIT_SIZE_VER0);
+static_assert(sizeof(struct kevent_wait_arg) == KEVENT_WAIT_ARG_SIZE_VER0);
+static_assert(sizeof(struct kevent_commit_arg) == KEVENT_COMMIT_ARG_SIZE_VER0);
+static_assert(offsetof(struct kevent_uring, event) == KEVENT_URING_HDR_SIZE);
 
 /* ---- buffers -------------------------------------------------------- */
 
@@ -172,48 +209,134 @@ static void kq_ring_write(struct kevent_queue *q, const struct kevent *k)
 	smp_store_release(&page0->index, idx);
 }
 
-/* Take up to max ready kevents, FIFO, into buf; returns how many. */
-static unsigned int kq_take(struct kevent_queue *q, struct ukevent *buf,
-			    unsigned int max, bool *zombies)
+/* D43: a LEVEL kevent just dequeued is checked at the next dequeue. */
+static void kq_level_note(struct kevent_queue *q, struct kevent *k)
 {
-	unsigned int n = 0;
+	if (k->revision < 2 || (k->flags & KEV_LEVELQ) ||
+	    (k->uk.req_flags & (KEVENT_REQ_LEVEL | KEVENT_REQ_ONESHOT)) != KEVENT_REQ_LEVEL)
+		return;
+	k->flags |= KEV_LEVELQ;
+	list_add_tail(&k->lnode, &q->level);
+}
+
+static void kq_level_forget(struct kevent *k)
+{
+	if (k->flags & KEV_LEVELQ) {
+		list_del_init(&k->lnode);
+		k->flags &= ~KEV_LEVELQ;
+	}
+}
+
+/*
+ * Take up to w->max_nr ready kevents, FIFO, into w->buf; a WAIT no more
+ * than the ring's free slots, and it keeps them in flight.  Returns how
+ * many.
+ */
+static unsigned int kq_take(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	unsigned int n = 0, max = w->max_nr;
 	struct kevent *k;
 
 	lockdep_assert_held(&q->ready_lock);
+	if (w->kevs)
+		max = min(max, q->ring_free);
 	while (n < max && !list_empty(&q->ready)) {
 		k = list_first_entry(&q->ready, struct kevent, rnode);
 		list_del_init(&k->rnode);
 		q->ready_num--;
 		k->flags &= ~KEV_READY;
-		buf[n++] = k->uk;
-		if (k->uk.req_flags & KEVENT_REQ_ONESHOT) {
+		w->buf[n] = k->uk;
+		if (w->kevs) {
+			w->kevs[n] = k;
+			k->flags |= KEV_INFLIGHT;
+		} else if (k->uk.req_flags & KEVENT_REQ_ONESHOT) {
 			/* take13 frees it once read; the CTL lock does that. */
 			k->flags |= KEV_ZOMBIE;
 			list_add_tail(&k->rnode, &q->zombies);
-			*zombies = true;
+			w->zombies = true;
 		}
+		kq_level_note(q, k);
+		n++;
 	}
+	if (w->kevs)
+		q->ring_free -= n;
 	return n;
 }
 
-/* D16: the oldest waiter whose min_nr is met takes up to its max_nr. */
+/* D50: a latched READY wake ends the next call's wait before it starts. */
+static bool kq_unlatch(struct kevent_queue *q)
+{
+	bool latched = q->wake_latched;
+
+	lockdep_assert_held(&q->ready_lock);
+	q->wake_latched = false;
+	return latched;
+}
+
+/* w leaves the parked list, served; its task may return once it relocks. */
+static void kq_waiter_done(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	struct task_struct *task = w->task;
+
+	list_del_init(&w->node);
+	q->parked_num--;
+	smp_store_release(&w->done, true);
+	wake_up_process(task);
+}
+
+/*
+ * D16: the oldest waiter whose min_nr is met takes up to its max_nr; a
+ * WAIT needs a free ring slot too.
+ */
 static void kq_serve(struct kevent_queue *q)
 {
 	struct kevent_waiter *w, *tmp;
-	struct task_struct *task;
 
 	list_for_each_entry_safe(w, tmp, &q->waiters, node) {
 		if (!q->ready_num)
 			break;
-		if (q->ready_num < w->min_nr)
+		if (q->ready_num < w->min_nr || (w->kevs && !q->ring_free))
 			continue;
-		w->got = kq_take(q, w->buf, w->max_nr, &w->zombies);
-		list_del_init(&w->node);
-		q->parked_num--;
-		task = w->task;
-		smp_store_release(&w->done, true);
-		wake_up_process(task);
+		w->got = kq_take(q, w);
+		kq_waiter_done(q, w);
 	}
+}
+
+/* k becomes ready (ready_lock held; the caller wakes poll() after). */
+static void kq_enqueue(struct kevent_queue *q, struct kevent *k)
+{
+	/* D3: the ring advances only when a kevent becomes ready. */
+	kq_ring_write(q, k);
+	list_add_tail(&k->rnode, &q->ready);
+	k->flags |= KEV_READY;
+	q->ready_num++;
+	kq_serve(q);
+}
+
+/*
+ * D50: CTL_READY with num 0.  The oldest parked GET_EVENTS or WAIT takes
+ * what is ready now (possibly nothing) and returns; 1.  With nobody
+ * parked the wake is latched for the next call and poll(); 0.
+ */
+static long kq_wake_one(struct kevent_queue *q)
+{
+	struct kevent_waiter *w;
+	unsigned long irqflags;
+	long ret = 1;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (list_empty(&q->waiters)) {
+		q->wake_latched = true;
+		ret = 0;
+	} else {
+		w = list_first_entry(&q->waiters, struct kevent_waiter, node);
+		w->got = kq_take(q, w);
+		kq_waiter_done(q, w);
+	}
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (!ret)
+		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+	return ret;
 }
 
 bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
@@ -234,12 +357,7 @@ bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
 	stop = (k->uk.req_flags & KEVENT_REQ_ONESHOT) ||
 	       (ret_flags & KEVENT_RET_BROKEN);
 	if (!(k->flags & KEV_READY)) {
-		/* D3: the ring advances only when a kevent becomes ready. */
-		kq_ring_write(q, k);
-		list_add_tail(&k->rnode, &q->ready);
-		k->flags |= KEV_READY;
-		q->ready_num++;
-		kq_serve(q);
+		kq_enqueue(q, k);
 		wake = true;
 	}
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
@@ -281,6 +399,45 @@ static void kq_reap(struct kevent_queue *q)
 	}
 }
 
+/*
+ * D43, at the start of a dequeue on a revision-2 queue (ctl_mutex held):
+ * every LEVEL kevent dequeued before is polled again and fires when its
+ * condition still holds.  Those listed now are checked once each; one that
+ * a parked waiter takes meanwhile is listed again behind them.  Only
+ * ctl_mutex holders unlink entries, so the last one stays until reached.
+ */
+static void kq_level_check(struct kevent_queue *q)
+{
+	struct kevent *k, *last;
+	unsigned long irqflags;
+	bool more;
+
+	lockdep_assert_held(&q->ctl_mutex);
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	more = !list_empty(&q->level);
+	last = more ? list_last_entry(&q->level, struct kevent, lnode) : NULL;
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	while (more) {
+		spin_lock_irqsave(&q->ready_lock, irqflags);
+		k = list_first_entry(&q->level, struct kevent, lnode);
+		more = k != last;
+		kq_level_forget(k);
+		spin_unlock_irqrestore(&q->ready_lock, irqflags);
+		if ((k->uk.req_flags & KEVENT_REQ_LEVEL) && k->origin->level)
+			k->origin->level(k);
+	}
+}
+
+/* A dequeue without ctl_mutex: the check takes it only when needed. */
+static void kq_level_check_unlocked(struct kevent_queue *q)
+{
+	if (READ_ONCE(q->revision) < 2 || list_empty_careful(&q->level))
+		return;
+	mutex_lock(&q->ctl_mutex);
+	kq_level_check(q);
+	mutex_unlock(&q->ctl_mutex);
+}
+
 /* D6, D7: the oldest kevent with this id and cookie, not yet delivered. */
 static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk)
 {
@@ -295,6 +452,24 @@ static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk)
 			return k;
 	}
 	return NULL;
+}
+
+/* KEVENT_ABI_STRICT: req_flags bits the queue's revision does not know. */
+static bool kq_req_refused(const struct kevent_queue *q, const struct ukevent *uk)
+{
+	u32 known = KEVENT_REQ_ONESHOT;
+
+	if (q->revision >= 2)
+		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;
+	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
+}
+
+/* D43: LEVEL on a revision-2 queue needs a type that can re-check. */
+static bool kq_level_refused(const struct kevent_queue *q,
+			     const struct kevent_origin *origin,
+			     const struct ukevent *uk)
+{
+	return q->revision >= 2 && (uk->req_flags & KEVENT_REQ_LEVEL) && !origin->level;
 }
 
 static void kq_fail(struct ukevent *uk, int err)
@@ -319,12 +494,17 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 	uk->ret_flags = 0;
 	uk->ret_data[0] = 0;
 	uk->ret_data[1] = 0;
-	if (q->strict && (uk->req_flags & ~KEVENT_REQ_ONESHOT)) {
+	if (kq_req_refused(q, uk)) {
 		kq_fail(uk, -EINVAL);
 		return 1;
 	}
 	origin = kevent_origin_get(uk->type);
 	if (!origin) {
+		/* A3; revision 2: D51, take26's -ENOSYS, per entry. */
+		kq_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
+		return 1;
+	}
+	if (kq_level_refused(q, origin, uk)) {
 		kq_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -335,7 +515,9 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 	}
 	atomic_inc(&kevent_stats.kevents);
 	INIT_LIST_HEAD(&k->rnode);
+	INIT_LIST_HEAD(&k->lnode);
 	k->q = q;
+	k->revision = q->revision;
 	k->origin = origin;
 	k->uk = *uk;
 
@@ -362,6 +544,7 @@ static void kq_remove_one(struct kevent_queue *q, struct ukevent *uk)
 {
 	unsigned long irqflags;
 	struct kevent *k = kq_find(q, uk);
+	bool inflight;
 
 	uk->ret_flags = KEVENT_RET_DONE;
 	if (!k) {
@@ -376,14 +559,22 @@ static void kq_remove_one(struct kevent_queue *q, struct ukevent *uk)
 		return;
 	}
 	k->flags |= KEV_DEAD;
+	kq_level_forget(k);
 	if (k->flags & KEV_READY) {
 		/* Its pending readiness is dropped; its ring slot stays (D4). */
 		list_del_init(&k->rnode);
 		q->ready_num--;
 		k->flags &= ~KEV_READY;
 	}
+	inflight = k->flags & KEV_INFLIGHT;
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	k->origin->detach(k);
+	if (inflight) {
+		/* A WAIT holds it until its ring copy ends; that one frees it. */
+		list_del(&k->hnode);
+		q->kevent_num--;
+		return;
+	}
 	kq_free_kevent(q, k);
 }
 
@@ -397,7 +588,7 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (q->strict && (uk->req_flags & ~KEVENT_REQ_ONESHOT)) {
+	if (kq_req_refused(q, uk) || kq_level_refused(q, k->origin, uk)) {
 		kq_fail(uk, -EINVAL);
 		return;
 	}
@@ -424,6 +615,36 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_DONE;
 }
 
+/*
+ * D49: a matched kevent not on the ready list goes there with DONE and
+ * ret_data {0, 0}; one already ready keeps its place and result.  1 when
+ * matched.
+ */
+static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
+{
+	struct kevent *k = kq_find(q, uk);
+	unsigned long irqflags;
+	bool wake = false;
+
+	uk->ret_flags = KEVENT_RET_DONE;
+	if (!k) {
+		uk->ret_flags |= KEVENT_RET_BROKEN;	/* D38: the rest as passed */
+		return 0;
+	}
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (!(k->flags & (KEV_READY | KEV_ZOMBIE | KEV_DEAD))) {
+		k->uk.ret_flags = KEVENT_RET_DONE;
+		k->uk.ret_data[0] = 0;
+		k->uk.ret_data[1] = 0;
+		kq_enqueue(q, k);
+		wake = true;
+	}
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (wake)
+		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+	return 1;
+}
+
 static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
 		   bool compat)
 {
@@ -433,8 +654,10 @@ static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
 	long ret = 0;
 	int uerr;
 
+	u32 last_cmd = READ_ONCE(q->revision) >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
+
 	/* D25: whole-call checks on the header, before the array is read. */
-	if (a->cmd > KEVENT_CTL_MODIFY || a->num > KEVENT_MAX_EVENTS)
+	if (a->cmd > last_cmd || a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
 	uerr = kevent_uaddr(a->events, compat, &uarr);
 	mutex_lock(&q->ctl_mutex);
@@ -449,8 +672,12 @@ static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
 		goto out_unlock;
 	/* A CTL that passed the whole-call checks ends SET_ABI's window. */
 	q->ctl_seen = true;
-	if (!a->num)
+	if (!a->num) {
+		/* D50: READY with num 0 wakes a waiter, the one exception to D25. */
+		if (a->cmd == KEVENT_CTL_READY)
+			ret = kq_wake_one(q);
 		goto out_unlock;
+	}
 	ret = uerr;
 	if (ret)
 		goto out_unlock;
@@ -483,6 +710,11 @@ static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
 			kq_modify_one(q, &buf[i]);
 		n = a->num;
 		break;
+	case KEVENT_CTL_READY:
+		for (i = 0; i < a->num; i++)
+			ret += kq_ready_one(q, &buf[i]);
+		n = a->num;
+		break;
 	}
 	/* D9: registrations stay even when the write-back faults. */
 	if (n && copy_to_user(uarr, buf, (size_t)n * sizeof(*buf)))
@@ -496,31 +728,129 @@ out_unlock:
 
 /* ---- GET_EVENTS ------------------------------------------------------- */
 
-static void kq_wait(struct kevent_queue *q, struct kevent_waiter *w, u64 timeout_ns)
-{
-	ktime_t expires, *exp = NULL;
-	bool expired = false;
+/*
+ * When a blocked call gives up: never, or at expires on clock (an absolute
+ * hrtimer: a CLOCK_REALTIME deadline follows clock_settime, as take26's
+ * hrtimer did).
+ */
+struct kq_deadline {
+	bool forever;
+	clockid_t clock;
+	ktime_t expires;
+};
 
-	/* D8: ~0 waits forever; so does anything beyond ktime's range. */
-	if (timeout_ns != KEVENT_TIMEOUT_INFINITE && timeout_ns < KTIME_MAX) {
-		expires = ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
-		exp = &expires;
+/* D8: ~0 waits forever; so does anything beyond ktime's range. */
+static void kq_deadline_ns(struct kq_deadline *dl, u64 timeout_ns, bool *now)
+{
+	*now = !timeout_ns;
+	dl->forever = timeout_ns == KEVENT_TIMEOUT_INFINITE || timeout_ns >= KTIME_MAX;
+	dl->clock = CLOCK_MONOTONIC;
+	if (!dl->forever)
+		dl->expires = ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
+}
+
+/*
+ * Revision 2 timeouts (docs/abi.md D48): relative CLOCK_MONOTONIC, or an
+ * absolute CLOCK_REALTIME (ABSTIME) or CLOCK_MONOTONIC (ABSTIME|MONOTONIC)
+ * deadline, or none (NO_TIMEOUT, timespec 0).  *now: a relative 0, the
+ * call does not block.
+ */
+static int kq_deadline_ts(struct kq_deadline *dl, const struct kevent_timespec *ts,
+			  u32 flags, bool *now)
+{
+	ktime_t t;
+
+	*now = false;
+	if ((flags & ~KEVENT_FLAGS_ALL) || ts->__pad || ts->tv_sec < 0 ||
+	    ts->tv_nsec >= NSEC_PER_SEC)
+		return -EINVAL;
+	if ((flags & KEVENT_FLAGS_MONOTONIC) && !(flags & KEVENT_FLAGS_ABSTIME))
+		return -EINVAL;
+	dl->forever = flags & KEVENT_FLAGS_NO_TIMEOUT;
+	if (dl->forever) {
+		if (ts->tv_sec || ts->tv_nsec || (flags & KEVENT_FLAGS_ABSTIME))
+			return -EINVAL;
+		return 0;
 	}
+	t = ktime_set(ts->tv_sec, ts->tv_nsec);	/* saturates at KTIME_MAX */
+	if (flags & KEVENT_FLAGS_ABSTIME) {
+		dl->clock = (flags & KEVENT_FLAGS_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+		dl->expires = t;
+		return 0;
+	}
+	*now = !t;
+	dl->clock = CLOCK_MONOTONIC;
+	dl->expires = ktime_add_safe(ktime_get(), t);
+	return 0;
+}
+
+/*
+ * Sleeps until w is served, the deadline passes or a signal is pending.
+ * Returns -EINTR for a signal, else 0.
+ */
+static int kq_wait(struct kevent_waiter *w, const struct kq_deadline *dl)
+{
+	ktime_t expires = dl->expires;
+	bool expired = false;
+	int ret = 0;
+
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (smp_load_acquire(&w->done) || expired ||
-		    signal_pending(current))
+		if (smp_load_acquire(&w->done) || expired)
 			break;
-		if (!schedule_hrtimeout(exp, HRTIMER_MODE_ABS))
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (!schedule_hrtimeout_range_clock(dl->forever ? NULL : &expires, 0,
+						    HRTIMER_MODE_ABS, dl->clock))
 			expired = true;
 	}
 	__set_current_state(TASK_RUNNING);
+	return ret;
+}
+
+/*
+ * Parks w (ready_lock held, irqflags saved by the caller) and sleeps with
+ * every lock dropped; returns with ready_lock held again and w off the
+ * list.  Not served: -EINTR when a signal ended the wait on a queue that
+ * asked for it (KEVENT_ABI_EINTR, D47; never -ERESTARTSYS: the call is not
+ * restarted), else 0 and the caller takes what is ready (D22).
+ */
+static int kq_park(struct kevent_queue *q, struct kevent_waiter *w,
+		   const struct kq_deadline *dl, unsigned long *irqflags,
+		   bool ctl_held)
+{
+	int ret;
+
+	list_add_tail(&w->node, &q->waiters);
+	q->parked_num++;
+	atomic_inc(&kevent_stats.waiters);
+	spin_unlock_irqrestore(&q->ready_lock, *irqflags);
+	if (ctl_held)
+		mutex_unlock(&q->ctl_mutex);
+
+	ret = kq_wait(w, dl);
+
+	if (ctl_held)
+		mutex_lock(&q->ctl_mutex);
+	/* Always relock: a waker may still be using w (LOCKING). */
+	spin_lock_irqsave(&q->ready_lock, *irqflags);
+	atomic_dec(&kevent_stats.waiters);
+	if (w->done)
+		return 0;
+	list_del(&w->node);
+	q->parked_num--;
+	if (ret && (READ_ONCE(q->abi_flags) & KEVENT_ABI_EINTR))
+		return -EINTR;
+	return 0;
 }
 
 static long kq_get_events(struct kevent_queue *q, struct file *file,
 			  const struct kevent_get_events_arg *a, bool compat)
 {
 	struct kevent_waiter w = { .task = current };
+	struct kq_deadline dl;
 	unsigned long irqflags;
 	void __user *ubuf;
 	size_t len, left;
@@ -529,6 +859,23 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 
 	if (a->ioc_flags & ~KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
+	if (a->ioc_flags & KEVENT_GET_TIMESPEC) {
+		/* Revision 2 only; the ns field must then be 0. */
+		if (READ_ONCE(q->revision) < 2 || a->timeout_ns)
+			return -EINVAL;
+		ret = kq_deadline_ts(&dl, &a->timeout_ts, a->flags, &now);
+		if (ret)
+			return ret;
+	} else {
+		/*
+		 * The VER1 tail is read only with KEVENT_GET_TIMESPEC: without
+		 * it a non-zero timeout_ts is a newer caller's request this call
+		 * would not honour (2.3 rule 2, as the core answers).
+		 */
+		if (a->timeout_ts.tv_sec || a->timeout_ts.tv_nsec || a->timeout_ts.__pad)
+			return -E2BIG;
+		kq_deadline_ns(&dl, a->timeout_ns, &now);
+	}
 	if (a->min_nr > a->max_nr)
 		return -EINVAL;		/* D12 */
 	if (!a->max_nr)
@@ -546,29 +893,16 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	if (!w.buf)
 		return -ENOMEM;
 
-	now = !w.min_nr || !a->timeout_ns || (file->f_flags & O_NONBLOCK) ||
+	now = now || !w.min_nr || (file->f_flags & O_NONBLOCK) ||
 	      (a->ioc_flags & KEVENT_GET_NONBLOCK);
+	kq_level_check_unlocked(q);
+	ret = 0;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
-	if (now || q->ready_num >= w.min_nr) {
-		w.got = kq_take(q, w.buf, w.max_nr, &w.zombies);
-	} else {
-		list_add_tail(&w.node, &q->waiters);
-		q->parked_num++;
-		atomic_inc(&kevent_stats.waiters);
-		spin_unlock_irqrestore(&q->ready_lock, irqflags);
-
-		kq_wait(q, &w, a->timeout_ns);
-
-		/* Always relock: a waker may still be using w (LOCKING). */
-		spin_lock_irqsave(&q->ready_lock, irqflags);
-		atomic_dec(&kevent_stats.waiters);
-		if (!w.done) {
-			/* Timeout or signal: what is ready, no -EINTR (D22). */
-			list_del(&w.node);
-			q->parked_num--;
-			w.got = kq_take(q, w.buf, w.max_nr, &w.zombies);
-		}
-	}
+	now |= kq_unlatch(q);
+	if (!now && q->ready_num < w.min_nr)
+		ret = kq_park(q, &w, &dl, &irqflags, false);
+	if (!w.done && !ret)
+		w.got = kq_take(q, &w);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 
 	if (w.zombies) {
@@ -576,6 +910,8 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 		kq_reap(q);
 		mutex_unlock(&q->ctl_mutex);
 	}
+	if (ret)
+		goto out;
 	ret = w.got;
 	if (w.got) {
 		len = (size_t)w.got * sizeof(struct ukevent);
@@ -587,7 +923,280 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 				ret = -EFAULT;
 		}
 	}
+out:
 	kevent_buf_free(w.buf);
+	return ret;
+}
+
+/* ---- the take26 ring: RING_INIT, WAIT, COMMIT (revision 2) -------- */
+
+static long kq_ring_init(struct kevent_queue *q, const struct kevent_ring_init *a,
+			 bool compat)
+{
+	void __user *uring = NULL;
+	unsigned long irqflags;
+	long ret;
+
+	if (a->flags || !a->ring != !a->num || a->num == 1 ||
+	    a->num > KEVENT_URING_MAX || (a->ring & 7))
+		return -EINVAL;
+	if (a->num) {
+		ret = kevent_uaddr(a->ring, compat, &uring);
+		if (ret)
+			return ret;
+		/* The whole ring must be writable now (D41 handles later faults). */
+		if (kevent_probe_writable(uring, KEVENT_URING_SIZE(a->num)))
+			return -EFAULT;
+	}
+	mutex_lock(&q->ctl_mutex);
+	ret = -EBUSY;
+	if (q->ring_inited)
+		goto out;
+	ret = 0;
+	q->ring_inited = true;
+	q->ctl_seen = true;
+	if (!a->num)
+		goto out;
+	/* Both words start at 0 in the caller's view too. */
+	if (put_user(0, &((struct kevent_uring __user *)uring)->ring_over) ||
+	    put_user(0, &((struct kevent_uring __user *)uring)->ring_kidx)) {
+		q->ring_inited = false;
+		ret = -EFAULT;
+		goto out;
+	}
+	q->uring = uring;
+	q->ring_num = a->num;
+	q->ring_kidx = q->ring_uidx = q->ring_over = 0;
+	q->ring_full = false;
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	q->ring_free = a->num;
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+out:
+	mutex_unlock(&q->ctl_mutex);
+	return ret;
+}
+
+/* Published slots not yet committed (ctl_mutex). */
+static u32 kq_ring_used(const struct kevent_queue *q)
+{
+	if (q->ring_full)
+		return q->ring_num;
+	return (q->ring_kidx + q->ring_num - q->ring_uidx) % q->ring_num;
+}
+
+/*
+ * The WAIT's copy went through: ONESHOT kevents are freed now, a kevent
+ * REMOVEd while in flight (KEV_DEAD) too; the rest stay registered.
+ */
+static void kq_inflight_done(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	unsigned long irqflags;
+	LIST_HEAD(dead);
+	struct kevent *k, *tmp;
+	unsigned int i;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	for (i = 0; i < w->got; i++) {
+		k = w->kevs[i];
+		k->flags &= ~KEV_INFLIGHT;
+		if (k->flags & KEV_DEAD) {
+			list_add_tail(&k->rnode, &dead);
+			continue;
+		}
+		if (!(w->buf[i].req_flags & KEVENT_REQ_ONESHOT))
+			continue;
+		if (k->flags & KEV_READY) {
+			/* Marked ready again while in flight (CTL_READY): gone now. */
+			list_del_init(&k->rnode);
+			q->ready_num--;
+			k->flags &= ~KEV_READY;
+		}
+		k->flags |= KEV_ZOMBIE;
+		list_add_tail(&k->rnode, &q->zombies);
+	}
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	list_for_each_entry_safe(k, tmp, &dead, rnode) {
+		list_del_init(&k->rnode);
+		kmem_cache_free(kevent_cache, k);
+		atomic_dec(&kevent_stats.kevents);
+	}
+	kq_reap(q);
+}
+
+/*
+ * D41: the ring write faulted.  Every kevent taken goes back to the head
+ * of the ready list in its order (one that re-fired meanwhile moves there
+ * with its latest result), its slots are free again, nothing is lost.
+ */
+static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	unsigned long irqflags;
+	LIST_HEAD(dead);
+	struct kevent *k, *tmp;
+	unsigned int i;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	for (i = w->got; i-- > 0;) {
+		k = w->kevs[i];
+		k->flags &= ~KEV_INFLIGHT;
+		if (k->flags & KEV_DEAD) {
+			list_add_tail(&k->rnode, &dead);
+			continue;
+		}
+		if (k->flags & KEV_READY) {
+			list_move(&k->rnode, &q->ready);
+			continue;
+		}
+		list_add(&k->rnode, &q->ready);
+		k->flags |= KEV_READY;
+		q->ready_num++;
+	}
+	q->ring_free += w->got;
+	kq_serve(q);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	list_for_each_entry_safe(k, tmp, &dead, rnode) {
+		list_del_init(&k->rnode);
+		kmem_cache_free(kevent_cache, k);
+		atomic_dec(&kevent_stats.kevents);
+	}
+	wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
+ * Copy what w took into the caller's ring at kidx (ctl_mutex held, in the
+ * caller's context): the slots first, then ring_kidx as one aligned 32-bit
+ * store that publishes them.  Returns the count, or -EFAULT after D41's
+ * requeue.
+ */
+static long kq_ring_copy(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	struct kevent_uring __user *r = q->uring;
+	u32 idx = q->ring_kidx, n = w->got, first = min(n, q->ring_num - idx);
+	u32 next = (idx + n) % q->ring_num;
+
+	lockdep_assert_held(&q->ctl_mutex);
+	if (copy_to_user(&r->event[idx], w->buf, (size_t)first * sizeof(struct ukevent)) ||
+	    copy_to_user(&r->event[0], w->buf + first,
+			 (size_t)(n - first) * sizeof(struct ukevent)))
+		goto fault;
+	smp_wmb();	/* slots before the index that publishes them */
+	if (put_user(next, &r->ring_kidx))
+		goto fault;
+	q->ring_kidx = next;
+	if (next == q->ring_uidx)
+		q->ring_full = true;
+	kq_inflight_done(q, w);
+	return n;
+fault:
+	q->ring_faults++;
+	kq_inflight_requeue(q, w);
+	return -EFAULT;
+}
+
+static long kq_wait_ring(struct kevent_queue *q, struct file *file,
+			 const struct kevent_wait_arg *a)
+{
+	struct kevent_waiter w = { .task = current, .min_nr = 1 };
+	struct kq_deadline dl;
+	unsigned long irqflags;
+	bool now;
+	long ret;
+
+	if (a->ioc_flags & ~KEVENT_GET_NONBLOCK)
+		return -EINVAL;
+	ret = kq_deadline_ts(&dl, &a->timeout, a->flags, &now);
+	if (ret)
+		return ret;
+	now = now || (file->f_flags & O_NONBLOCK) || (a->ioc_flags & KEVENT_GET_NONBLOCK);
+
+	mutex_lock(&q->ctl_mutex);
+	kq_reap(q);
+	ret = -EINVAL;
+	if (!q->uring || a->old_uidx >= q->ring_num)
+		goto out_unlock;
+	ret = 0;
+	if (!a->num || a->old_uidx != q->ring_uidx)
+		goto out_unlock;
+	w.max_nr = min(a->num, q->ring_num);
+	ret = -ENOMEM;
+	w.buf = kevent_buf_alloc(w.max_nr);
+	if (!w.buf)
+		goto out_unlock;
+	w.kevs = kvmalloc_array(w.max_nr, sizeof(*w.kevs), GFP_KERNEL);
+	if (!w.kevs)
+		goto out_free;
+	kq_level_check(q);
+	ret = 0;
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	now |= kq_unlatch(q);
+	if (!now && !(q->ready_num && q->ring_free))
+		ret = kq_park(q, &w, &dl, &irqflags, true);
+	if (!w.done && !ret)
+		w.got = kq_take(q, &w);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (w.got)
+		ret = kq_ring_copy(q, &w);
+	kvfree(w.kevs);
+out_free:
+	kevent_buf_free(w.buf);
+out_unlock:
+	mutex_unlock(&q->ctl_mutex);
+	return ret;
+}
+
+/*
+ * D54, take26's commit with the backend's uidx U, lap count K and used
+ * count u: with over == K it frees up to new_uidx (a move to or behind U
+ * wraps, and only a full ring can be freed whole by new_uidx == U); over
+ * == K - 1 behind U is a commit another thread already made (0).  A wrap
+ * stores K + 1 in the ring before anything changes here.
+ */
+static long kq_commit(struct kevent_queue *q, const struct kevent_commit_arg *a)
+{
+	u32 nu = a->new_uidx, u, f;
+	unsigned long irqflags;
+	bool wrap;
+	long ret;
+
+	mutex_lock(&q->ctl_mutex);
+	ret = 0;
+	if (!q->uring)
+		goto out;
+	ret = -EINVAL;
+	if (nu >= q->ring_num)
+		goto out;
+	if (a->over != q->ring_over) {
+		ret = a->over == q->ring_over - 1 && nu < q->ring_uidx ? 0 : -EOVERFLOW;
+		goto out;
+	}
+	u = kq_ring_used(q);
+	if (nu == q->ring_uidx)
+		f = q->ring_full ? q->ring_num : 0;
+	else
+		f = (nu + q->ring_num - q->ring_uidx) % q->ring_num;
+	wrap = f && nu <= q->ring_uidx;
+	ret = -EINVAL;
+	if (f > u)
+		goto out;	/* passes the kernel index */
+	ret = 0;
+	if (!f)
+		goto out;
+	if (wrap) {
+		ret = -EFAULT;
+		if (put_user(q->ring_over + 1, &q->uring->ring_over))
+			goto out;
+		q->ring_over++;
+	}
+	q->ring_uidx = nu;
+	q->ring_full = false;
+	/* Freed slots may let a WAIT parked on a full ring go on. */
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	q->ring_free += f;
+	kq_serve(q);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	ret = f;
+out:
+	mutex_unlock(&q->ctl_mutex);
 	return ret;
 }
 
@@ -599,8 +1208,9 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	info->size = min(usize, sizeof(*info));
 	info->abi_revision = KEVENT_ABI_REVISION;
 	info->backend = KEVENT_BACKEND_MODULE;
+	/* copy_to_user reaches every caller's memory: a ring always works. */
 	info->features = KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS |
-			 KEVENT_FEAT_STRICT |
+			 KEVENT_FEAT_STRICT | KEVENT_FEAT_URING |
 			 (fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0);
 	info->supported_types = BIT(KEVENT_TIMER) | BIT(KEVENT_POLL) |
 				BIT(KEVENT_SOCKET) | BIT(KEVENT_INODE);
@@ -621,21 +1231,37 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	info->live_waiters = atomic_read(&kevent_stats.waiters);
 	/* Counted under ready_lock with the waiter on the list: parked. */
 	info->queue_parked = READ_ONCE(q->parked_num);
+	info->abi_lowest = KEVENT_ABI_REVISION_LOWEST;
+	/* The ring words under ctl_mutex: one consistent view. */
+	mutex_lock(&q->ctl_mutex);
+	info->queue_revision = q->revision;
+	info->queue_abi_flags = q->abi_flags;
+	info->ring_num = q->ring_num;
+	info->ring_kidx = q->ring_kidx;
+	info->ring_uidx = q->ring_uidx;
+	info->ring_over = q->ring_over;
+	info->ring_faults = q->ring_faults;
+	mutex_unlock(&q->ctl_mutex);
 }
 
 static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 {
 	long ret = 0;
 
-	/* A12: every revision served, 1 .. INFO's abi_revision. */
-	if (a->revision < 1 || a->revision > KEVENT_ABI_REVISION ||
+	/* A12: every revision served, abi_lowest .. INFO's abi_revision. */
+	if (a->revision < KEVENT_ABI_REVISION_LOWEST || a->revision > KEVENT_ABI_REVISION ||
 	    (a->flags & ~KEVENT_ABI_FLAGS) || a->__reserved)
 		return -EINVAL;
+	/* D47: the EINTR opt-in is a revision-2 rule. */
+	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
+		return -EINVAL;
 	mutex_lock(&q->ctl_mutex);
-	if (q->ctl_seen)
+	if (q->ctl_seen) {
 		ret = -EBUSY;
-	else
-		q->strict = a->flags & KEVENT_ABI_STRICT;
+	} else {
+		WRITE_ONCE(q->revision, a->revision);
+		WRITE_ONCE(q->abi_flags, a->flags);
+	}
 	mutex_unlock(&q->ctl_mutex);
 	return ret;
 }
@@ -665,6 +1291,12 @@ static int kevent_arg_size(unsigned int cmd, unsigned int dir, size_t ver0)
 	return 0;
 }
 
+/* The revision-2 calls on a revision-1 queue: known number, no such call. */
+static int kq_rev2_only(struct kevent_queue *q)
+{
+	return READ_ONCE(q->revision) >= 2 ? 0 : -EINVAL;
+}
+
 static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 			    void __user *uarg, bool compat)
 {
@@ -676,6 +1308,9 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;
+		struct kevent_ring_init ring_init;
+		struct kevent_wait_arg wait;
+		struct kevent_commit_arg commit;
 	} a;
 	int ret;
 
@@ -711,6 +1346,10 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 			ret = copy_struct_from_user(&a.get, sizeof(a.get), uarg, usize);
 		if (ret)
 			return ret;
+		/* 2.3 rule 6, D48: the timespec needs the VER1 field. */
+		if ((a.get.ioc_flags & KEVENT_GET_TIMESPEC) &&
+		    usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1)
+			return -EINVAL;
 		return kq_get_events(q, file, &a.get, compat);
 
 	case KEVENT_IOC_NR_SET_ABI:
@@ -731,6 +1370,37 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		if (ret)
 			return ret;
 		return kq_fault(q, &a.fault);
+
+	case KEVENT_IOC_NR_RING_INIT:
+		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_RING_INIT_SIZE_VER0);
+		if (!ret)
+			ret = copy_struct_from_user(&a.ring_init, sizeof(a.ring_init),
+						    uarg, usize);
+		if (!ret)
+			ret = kq_rev2_only(q);
+		if (ret)
+			return ret;
+		return kq_ring_init(q, &a.ring_init, compat);
+
+	case KEVENT_IOC_NR_WAIT:
+		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_WAIT_ARG_SIZE_VER0);
+		if (!ret)
+			ret = copy_struct_from_user(&a.wait, sizeof(a.wait), uarg, usize);
+		if (!ret)
+			ret = kq_rev2_only(q);
+		if (ret)
+			return ret;
+		return kq_wait_ring(q, file, &a.wait);
+
+	case KEVENT_IOC_NR_COMMIT:
+		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_COMMIT_ARG_SIZE_VER0);
+		if (!ret)
+			ret = copy_struct_from_user(&a.commit, sizeof(a.commit), uarg, usize);
+		if (!ret)
+			ret = kq_rev2_only(q);
+		if (ret)
+			return ret;
+		return kq_commit(q, &a.commit);
 
 	case KEVENT_IOC_NR_RING_SHM:	/* CUSE only: the module maps for real */
 	default:
@@ -759,7 +1429,9 @@ static __poll_t kevent_poll(struct file *file, poll_table *pt)
 	struct kevent_queue *q = file->private_data;
 
 	poll_wait(file, &q->poll_wq, pt);
-	return READ_ONCE(q->ready_num) ? EPOLLIN | EPOLLRDNORM : 0;
+	/* D50: a latched READY wake reads as readable too (take26). */
+	return READ_ONCE(q->ready_num) || READ_ONCE(q->wake_latched) ?
+	       EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /* D23 after the kernel's own EACCES: private, writable, offset, length. */
@@ -823,7 +1495,9 @@ static int kevent_open(struct inode *inode, struct file *file)
 		INIT_LIST_HEAD(&q->table[i]);
 	INIT_LIST_HEAD(&q->ready);
 	INIT_LIST_HEAD(&q->zombies);
+	INIT_LIST_HEAD(&q->level);
 	INIT_LIST_HEAD(&q->waiters);
+	q->revision = 1;	/* until SET_ABI: every 2006 program */
 	init_waitqueue_head(&q->poll_wq);
 	/* A10: every ring page exists from open (order-0, not slab). */
 	for (i = 0; i < KEVENT_RING_PAGES; i++) {
@@ -853,6 +1527,7 @@ static int kevent_release(struct inode *inode, struct file *file)
 			spin_lock_irqsave(&q->ready_lock, irqflags);
 			if (k->flags & (KEV_READY | KEV_ZOMBIE))
 				list_del_init(&k->rnode);
+			kq_level_forget(k);
 			k->flags |= KEV_DEAD;
 			spin_unlock_irqrestore(&q->ready_lock, irqflags);
 			k->origin->detach(k);

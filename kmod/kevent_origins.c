@@ -141,10 +141,27 @@ bool kevent_file_refused(struct file *f)
 	return !strcmp(name, "[eventpoll]") || !strcmp(name, "[signalfd]");
 }
 
+/* D30: the KEVENT_POLL_* values are the ABI; this module passes x86's. */
+static_assert(KEVENT_POLL_POLLIN == (__force u32)EPOLLIN &&
+	      KEVENT_POLL_POLLOUT == (__force u32)EPOLLOUT &&
+	      KEVENT_POLL_POLLHUP == (__force u32)EPOLLHUP &&
+	      KEVENT_POLL_POLLRDHUP == (__force u32)EPOLLRDHUP);
+
+/*
+ * The event bits k can report: abi.md D52, POLLRDHUP (take28) is a
+ * revision-2 bit, never reported on revision 1.
+ */
+static u32 kevent_poll_event(const struct kevent *k)
+{
+	u32 ev = k->uk.event;
+
+	return k->revision >= 2 ? ev : ev & ~KEVENT_POLL_POLLRDHUP;
+}
+
 /* Kernel poll bits that make k interesting, from its event mask. */
 static __poll_t kevent_poll_want(const struct kevent *k)
 {
-	u32 ev = k->uk.event;
+	u32 ev = kevent_poll_event(k);
 	__poll_t want = 0;
 
 	if (!k->poll.socket)
@@ -153,6 +170,8 @@ static __poll_t kevent_poll_want(const struct kevent *k)
 		want |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP;
 	if (ev & KEVENT_SOCKET_SEND)
 		want |= EPOLLOUT | EPOLLWRNORM;
+	if (ev & KEVENT_POLL_POLLRDHUP)
+		want |= EPOLLRDHUP;
 	return want | EPOLLERR;
 }
 
@@ -191,6 +210,8 @@ static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
 	}
 	if (mask & (EPOLLOUT | EPOLLWRNORM))
 		bits |= KEVENT_SOCKET_SEND;
+	if (mask & EPOLLRDHUP)
+		bits |= KEVENT_POLL_POLLRDHUP;	/* D52: in ev on revision 2 only */
 	*data0 = bits & ev;
 	return 0;
 }
@@ -312,7 +333,7 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 	k->poll.socket = socket;
 	k->poll.stopped = false;
 	k->poll.freed = false;
-	k->poll.event = k->uk.event;
+	k->poll.event = kevent_poll_event(k);
 	k->poll.want = kevent_poll_want(k);
 	INIT_LIST_HEAD(&k->poll.pwqs);
 	INIT_WORK(&k->poll.work, kevent_poll_work);
@@ -327,6 +348,12 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		data0 = (__force u32)KEVENT_POLL_CONST & k->uk.event;
 		if (!data0)
 			return 0;	/* registered; fires never */
+		if (kevent_always_queue(k)) {
+			/* D42: kept (file held) and ready now. */
+			if (kevent_fire(k, 0, data0, 0))
+				k->poll.stopped = true;
+			return 0;
+		}
 		k->uk.ret_data[0] = data0;
 		fput(f);
 		return 1;
@@ -345,6 +372,12 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		/* Already in error: answered at ADD, as take13 did. */
 		kevent_poll_put_file(k);
 		return -ECONNRESET;
+	}
+	if (data0 && kevent_always_queue(k)) {
+		/* D42: registered, still hooked, and ready now. */
+		if (kevent_fire(k, 0, data0, data1))
+			WRITE_ONCE(k->poll.stopped, true);
+		return 0;
 	}
 	if (data0) {
 		/* Ready at ADD: answered now, not kept (take13). */
@@ -371,7 +404,7 @@ static int kevent_fd_modify(struct kevent *k)
 	__poll_t mask;
 	u32 data0, data1, broken;
 
-	WRITE_ONCE(k->poll.event, k->uk.event);
+	WRITE_ONCE(k->poll.event, kevent_poll_event(k));
 	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
 	if (READ_ONCE(k->poll.freed))
 		return -EPIPE;
@@ -389,6 +422,28 @@ static int kevent_fd_modify(struct kevent *k)
 	return 0;
 }
 
+/*
+ * D43: k was dequeued with KEVENT_REQ_LEVEL; a dequeue is starting.  If its
+ * condition still holds it fires with a fresh result, as a wakeup would.
+ */
+static void kevent_fd_level(struct kevent *k)
+{
+	__poll_t mask;
+	u32 data0, data1, broken;
+
+	if (READ_ONCE(k->poll.stopped) || READ_ONCE(k->poll.freed))
+		return;
+	if (file_can_poll(k->poll.file))
+		mask = vfs_poll(k->poll.file, NULL);
+	else
+		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (!broken && !data0)
+		return;
+	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
+		WRITE_ONCE(k->poll.stopped, true);
+}
+
 static void kevent_fd_detach(struct kevent *k)
 {
 	WRITE_ONCE(k->poll.stopped, true);
@@ -400,6 +455,7 @@ static const struct kevent_origin kevent_poll_origin = {
 	.attach = kevent_poll_attach,
 	.modify = kevent_fd_modify,
 	.detach = kevent_fd_detach,
+	.level = kevent_fd_level,
 };
 
 static const struct kevent_origin kevent_socket_origin = {
@@ -407,6 +463,7 @@ static const struct kevent_origin kevent_socket_origin = {
 	.attach = kevent_socket_attach,
 	.modify = kevent_fd_modify,
 	.detach = kevent_fd_detach,
+	.level = kevent_fd_level,
 };
 
 const struct kevent_origin *kevent_origin_get(u32 type)

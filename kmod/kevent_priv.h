@@ -23,6 +23,8 @@
 #define KEV_READY	0x1	/* on queue->ready */
 #define KEV_ZOMBIE	0x2	/* ONESHOT delivered: invisible, waits for reaping */
 #define KEV_DEAD	0x4	/* being removed: origin reports are dropped */
+#define KEV_INFLIGHT	0x8	/* taken by a WAIT, its ring copy not yet done */
+#define KEV_LEVELQ	0x10	/* on queue->level: re-checked at the next dequeue */
 
 struct kevent_queue;
 struct kevent;
@@ -32,6 +34,9 @@ struct kevent_origin {
 	/*
 	 * ADD: 0 registered and waiting; 1 ready now (k->uk.ret_data filled,
 	 * the kevent is not kept and detach() is not called); <0 -errno.
+	 * With kevent_always_queue(k) an origin keeps a kevent that is ready
+	 * now, fires it itself and returns 0 (abi.md D42): the queue links it
+	 * before any dequeue can reap it (that needs ctl_mutex).
 	 */
 	int (*attach)(struct kevent *k);
 	/*
@@ -41,14 +46,23 @@ struct kevent_origin {
 	int (*modify)(struct kevent *k);
 	/* Stop watching; no report for k runs or starts once it returns. */
 	void (*detach)(struct kevent *k);
+	/*
+	 * KEVENT_REQ_LEVEL (abi.md D43), ctl_mutex held, process context:
+	 * poll the source now and fire k if its condition still holds.  NULL:
+	 * the type takes no LEVEL (the entry fails -EINVAL).
+	 */
+	void (*level)(struct kevent *k);
 };
+
 
 struct kevent_pwq;
 
 struct kevent {
 	struct list_head hnode;		/* queue->table bucket, ctl_mutex */
 	struct list_head rnode;		/* queue->ready or ->zombies, ready_lock */
+	struct list_head lnode;		/* queue->level (KEV_LEVELQ), ready_lock */
 	struct kevent_queue *q;
+	u32 revision;			/* the queue's, fixed before its first ADD */
 	const struct kevent_origin *origin;
 	struct ukevent uk;		/* ret_* under ready_lock once registered */
 	unsigned int flags;		/* KEV_*, ready_lock */
@@ -82,6 +96,12 @@ struct kevent_stats {
 	atomic_t imarks;
 };
 extern struct kevent_stats kevent_stats;
+
+/* D42: ALWAYS_QUEUE is a revision-2 request flag (unknown on revision 1). */
+static inline bool kevent_always_queue(const struct kevent *k)
+{
+	return k->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
+}
 
 extern struct workqueue_struct *kevent_wq;
 extern const struct file_operations kevent_fops;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* libkevent: the 2006 system calls and the ring helpers; see libkevent.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -128,4 +129,117 @@ unsigned int kevent_ring_read(struct kevent_ring *ring, struct mukevent *out, un
 		ring->next = (ring->next + 1) % KEVENT_MAX_EVENTS;
 	}
 	return n;
+}
+
+/* ---- revision 2 (KEVENT_0.2) ---- */
+
+int kevent_init(struct kevent_uring *ring, unsigned int num, unsigned int flags)
+{
+	const char *dev = getenv("KEVENT_DEVICE");
+	struct kevent_ring_init ri = { .ring = (__u64)(uintptr_t)ring, .num = num };
+	int fd, saved;
+
+	fd = open(dev && *dev ? dev : KEVENT_DEVICE_DEFAULT, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (kevent_set_abi(fd, 2, flags) < 0 || ioctl(fd, KEVENT_IOC_RING_INIT, &ri) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int kevent_commit(int fd, unsigned int new_uidx, unsigned int over)
+{
+	struct kevent_commit_arg a = { .new_uidx = new_uidx, .over = over };
+
+	return ioctl(fd, KEVENT_IOC_COMMIT, &a);
+}
+
+/* A CUSE daemon sees only the open flags; fcntl changes reach it here (A11). */
+static int nonblock_flag(int fd, __u32 *ioc_flags)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	if (fl & O_NONBLOCK)
+		*ioc_flags |= KEVENT_GET_NONBLOCK;
+	return 0;
+}
+
+/* D48: one 64-bit layout; a negative or oversized field is the backend's EINVAL. */
+static struct kevent_timespec kts(long long sec, long nsec)
+{
+	struct kevent_timespec t = { .tv_sec = sec, .tv_nsec = (__u32)nsec };
+
+	if (nsec < 0 || (unsigned long)nsec > 0xffffffffUL)
+		t.tv_nsec = 0xffffffffu;
+	return t;
+}
+
+static int wait_kts(int fd, unsigned int num, unsigned int old_uidx, struct kevent_timespec t,
+		    unsigned int flags)
+{
+	struct kevent_wait_arg a = {
+		.num = num, .old_uidx = old_uidx, .timeout = t, .flags = flags,
+	};
+
+	if (nonblock_flag(fd, &a.ioc_flags))
+		return -1;
+	return ioctl(fd, KEVENT_IOC_WAIT, &a);
+}
+
+static int get_kts(int fd, unsigned int min_nr, unsigned int max_nr, struct kevent_timespec t,
+		   void *buf, unsigned int flags)
+{
+	struct kevent_get_events_arg a = {
+		.min_nr = min_nr, .max_nr = max_nr, .events = (__u64)(uintptr_t)buf,
+		.flags = flags, .ioc_flags = KEVENT_GET_TIMESPEC, .timeout_ts = t,
+	};
+
+	if (nonblock_flag(fd, &a.ioc_flags))
+		return -1;
+	return ioctl(fd, KEVENT_IOC_GET_EVENTS, &a);
+}
+
+/* The C library's struct timespec, whatever its time_t (the default names). */
+int kevent_wait(int fd, unsigned int num, unsigned int old_uidx, struct timespec timeout,
+		unsigned int flags)
+{
+	return wait_kts(fd, num, old_uidx, kts(timeout.tv_sec, timeout.tv_nsec), flags);
+}
+
+int kevent_get_events_ts(int fd, unsigned int min_nr, unsigned int max_nr,
+			 struct timespec timeout, void *buf, unsigned int flags)
+{
+	return get_kts(fd, min_nr, max_nr, kts(timeout.tv_sec, timeout.tv_nsec), buf, flags);
+}
+
+/*
+ * D56: the _TIME_BITS=64 entry points of a 32-bit build take glibc's 64-bit
+ * timespec ({ long long tv_sec; long tv_nsec; padding }); on 64-bit ABIs
+ * they are the same as the default ones.
+ */
+struct kevent_ts64 {
+	long long tv_sec;
+	long tv_nsec;
+};
+
+int kevent_wait_time64(int fd, unsigned int num, unsigned int old_uidx,
+		       struct kevent_ts64 timeout, unsigned int flags);
+int kevent_wait_time64(int fd, unsigned int num, unsigned int old_uidx,
+		       struct kevent_ts64 timeout, unsigned int flags)
+{
+	return wait_kts(fd, num, old_uidx, kts(timeout.tv_sec, timeout.tv_nsec), flags);
+}
+
+int kevent_get_events_ts_time64(int fd, unsigned int min_nr, unsigned int max_nr,
+				struct kevent_ts64 timeout, void *buf, unsigned int flags);
+int kevent_get_events_ts_time64(int fd, unsigned int min_nr, unsigned int max_nr,
+				struct kevent_ts64 timeout, void *buf, unsigned int flags)
+{
+	return get_kts(fd, min_nr, max_nr, kts(timeout.tv_sec, timeout.tv_nsec), buf, flags);
 }

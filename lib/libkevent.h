@@ -10,6 +10,7 @@
 #define LIBKEVENT_H
 
 #include <stddef.h>
+#include <time.h>
 #include <linux/kevent.h>
 
 #ifdef __cplusplus
@@ -63,6 +64,38 @@ const struct mukevent *kevent_ring_slot(const struct kevent_ring *ring, unsigned
  * lap of 4096 slots cannot be told from no change (2006 ABI, docs/abi.md).
  */
 unsigned int kevent_ring_read(struct kevent_ring *ring, struct mukevent *out, unsigned int max);
+
+/*
+ * Revision 2 (version node KEVENT_0.2; docs/abi.md D53-D57).  The take26
+ * ring is struct kevent_uring of <linux/kevent.h>: struct kevent_ring above
+ * stays the take13 view.
+ *
+ * kevent_init: open $KEVENT_DEVICE (default /dev/kevent), select revision 2
+ * with flags (KEVENT_ABI_STRICT, KEVENT_ABI_EINTR) and register ring with
+ * num slots (NULL, 0: no ring).  Returns the queue fd.
+ */
+int kevent_init(struct kevent_uring *ring, unsigned int num, unsigned int flags);
+/* Frees the slots before new_uidx; returns how many (D54). */
+int kevent_commit(int fd, unsigned int new_uidx, unsigned int over);
+
+#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
+/* -m32 with _TIME_BITS=64: the 64-bit time_t entry points (D56). */
+#define LIBKEVENT_REDIRECT(name) __asm__(#name "_time64")
+#else
+#define LIBKEVENT_REDIRECT(name)
+#endif
+
+/*
+ * Waits (timeout relative, or absolute with KEVENT_FLAGS_ABSTIME; no timeout
+ * with KEVENT_FLAGS_NO_TIMEOUT) for a ready kevent and a free slot, unless
+ * old_uidx is stale, then copies up to num into the ring; returns how many.
+ */
+int kevent_wait(int fd, unsigned int num, unsigned int old_uidx, struct timespec timeout,
+		unsigned int flags) LIBKEVENT_REDIRECT(kevent_wait);
+/* kevent_get_events with a timespec timeout and KEVENT_FLAGS_* (revision 2). */
+int kevent_get_events_ts(int fd, unsigned int min_nr, unsigned int max_nr,
+			 struct timespec timeout, void *buf, unsigned int flags)
+			 LIBKEVENT_REDIRECT(kevent_get_events_ts);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ CORE_TEST(dispatch, D24_unknown_ioctl_is_enotty)
 
 	cr_assert_eq(plan_raw(_IOW(0xBF, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg), buf, 16, &p),
 		     -ENOTTY, "wrong magic");
-	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x06, 16), buf, 16, &p), -ENOTTY, "unknown nr");
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0x1f, 16), buf, 16, &p), -ENOTTY, "unknown nr");
 	cr_assert_eq(plan_raw(KEVENT_IOC_FAULT, buf, 16, &p), -ENOTTY,
 		     "FAULT without cfg.fault_inject");
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, 0xff, 16), buf, 16, &p), -ENOTTY);
@@ -138,10 +138,13 @@ CORE_TEST(dispatch, INFO_contents)
 	cr_assert_eq(plan_raw(KEVENT_IOC_INFO, NULL, 0, &p), 0);
 	cr_assert_eq(p.reply_len, sizeof(info));
 	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
-	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER1);
-	cr_assert_eq(info.abi_revision, 1, "the core serves revision 1 only");
+	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER2);
+	cr_assert_eq(info.abi_revision, 2, "the core serves revisions 1 and 2");
+	cr_assert_eq(info.abi_lowest, 1);
+	cr_assert_eq(info.queue_revision, 1, "no SET_ABI: revision 1");
 	cr_assert_eq(info.backend, KEVENT_BACKEND_CORE);
-	cr_assert_eq(info.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_STRICT);
+	cr_assert_eq(info.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_STRICT | KEVENT_FEAT_URING,
+		     "no transport: the ring is in our own memory (D53)");
 	cr_assert_eq(info.supported_types,
 		     1u << KEVENT_TIMER | 1u << KEVENT_POLL | 1u << KEVENT_SOCKET);
 	cr_assert_eq(info.ukevent_size, 40);
@@ -175,9 +178,9 @@ CORE_TEST(dispatch, INFO_larger_struct_gets_a_zero_tail)
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_INFO, 200), NULL, 0, &p), 0);
 	cr_assert_eq(p.reply_len, 200);
 	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, buf, NULL, NULL), 0);
-	cr_assert_eq(((struct kevent_info *)buf)->size, KEVENT_INFO_SIZE_VER1,
+	cr_assert_eq(((struct kevent_info *)buf)->size, KEVENT_INFO_SIZE_VER2,
 		     "size says what the backend filled");
-	for (unsigned int i = KEVENT_INFO_SIZE_VER1; i < 200; i++)
+	for (unsigned int i = KEVENT_INFO_SIZE_VER2; i < 200; i++)
 		cr_assert_eq(buf[i], 0, "byte %u", i);
 }
 

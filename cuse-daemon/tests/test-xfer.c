@@ -178,7 +178,7 @@ Test(paths, limits_and_feature_bit_per_path)
 	c = ctx_of(KX_PATH_PVM, KEVENT_IOC_GET_EVENTS, KEVENT_GET_EVENTS_ARG_SIZE_VER0);
 	cr_assert_eq(c.max_ctl_num, KEVENT_MAX_EVENTS - 1);
 	cr_assert_eq(c.max_get_nr, KEVENT_MAX_EVENTS - 1);
-	cr_assert_eq(c.features, KEVENT_FEAT_PROCESS_VM);
+	cr_assert_eq(c.features, KEVENT_FEAT_PROCESS_VM | KEVENT_FEAT_URING, "D53: a ring on process memory");
 }
 
 Test(paths, a_large_wrapper_lowers_the_retry_limit_to_what_fits)

@@ -9,8 +9,18 @@
  * closed (stress), queues closed with 1 ms timers and ready kevents live
  * (teardown_under_fire), a read-only GET_EVENTS buffer (readonly_output,
  * D10/O7), /dev/cuse refused (B3) and, built -m32 as kmod-smoke32, a
- * GET_EVENTS address above 4 GiB (compat_high_address, D28).  Off the
- * module it exits 77: the client suite covers the daemon.
+ * GET_EVENTS address above 4 GiB (compat_high_address, D28).  Revision 2:
+ * many events through a small kevent_uring in rounds, exactly once
+ * (rev2_ring_rounds); a ring page made read-only mid-way, the events
+ * requeued and counted (rev2_ring_fault, D41); KEVENT_ABI_EINTR with an
+ * SA_RESTART handler, so -ERESTARTSYS would show as a restart
+ * (rev2_eintr_not_restarted, D47); an ABSTIME CLOCK_REALTIME deadline
+ * reached by setting the clock (rev2_abstime_clock_set, D48); and, -m32,
+ * a ring address above 4 GiB (rev2_compat_ring); and one check per other
+ * revision-2 rule, so the module is covered before the client suite has
+ * them (rev2_ready, rev2_ready_wake_latch, rev2_level, rev2_always_queue,
+ * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Off the module
+ * it exits 77: the client suite covers the daemon.
  *
  * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
  * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
@@ -130,8 +140,11 @@ static int t_info(void)
 
 	CHECK(kinfo(fd, &i) == 0, "INFO: %s", strerror(errno));
 	close(fd);
-	CHECK(i.size == KEVENT_INFO_SIZE_VER1, "size %u", i.size);
-	CHECK(i.abi_revision == 1, "revision %u: the module serves 1 only", i.abi_revision);
+	CHECK(i.size == KEVENT_INFO_SIZE_VER2, "size %u", i.size);
+	CHECK(i.abi_revision == 2 && i.abi_lowest == 1,
+	      "revisions %u..%u: the module serves 1 and 2", i.abi_lowest, i.abi_revision);
+	CHECK(i.features & KEVENT_FEAT_URING, "no KEVENT_FEAT_URING");
+	CHECK(i.queue_revision == 1, "a new queue is revision %u", i.queue_revision);
 	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes");
 	CHECK(i.ring_page_size == KEVENT_RING_PAGE_SIZE &&
 	      i.ring_slots_per_page == KEVENTS_ON_PAGE &&
@@ -176,7 +189,7 @@ static int t_dispatch(void)
 			     KEVENT_IOC_ARG_MAX + 8), big) < 0 && errno == E2BIG,
 	      "huge CTL: %s", strerror(errno));
 	CHECK(ioctl(fd, _IOC(_IOC_READ, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, 200), big) == 0 &&
-	      ((struct kevent_info *)big)->size == KEVENT_INFO_SIZE_VER1,
+	      ((struct kevent_info *)big)->size == KEVENT_INFO_SIZE_VER2,
 	      "bigger INFO: %s", strerror(errno));
 	/* D15 */
 	CHECK(read(fd, &c, 1) < 0 && errno == EINVAL, "read: %s", strerror(errno));
@@ -942,6 +955,534 @@ static int t_compat_addr(void)
 	return 0;
 }
 
+
+/* ---- revision 2 --------------------------------------------------- */
+
+static int kopen2(unsigned int flags)
+{
+	int fd = kopen();
+	struct kevent_set_abi a = { .revision = 2, .flags = flags };
+
+	if (ioctl(fd, KEVENT_IOC_SET_ABI, &a) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static int ring_init(int fd, void *ring, unsigned int num)
+{
+	struct kevent_ring_init a = { .ring = (uintptr_t)ring, .num = num };
+
+	return ioctl(fd, KEVENT_IOC_RING_INIT, &a) < 0 ? -errno : 0;
+}
+
+static int kwait(int fd, unsigned int num, unsigned int old_uidx, int64_t sec,
+		 uint32_t nsec, unsigned int flags)
+{
+	struct kevent_wait_arg a = { .num = num, .old_uidx = old_uidx,
+				     .timeout = { .tv_sec = sec, .tv_nsec = nsec },
+				     .flags = flags };
+	int ret = ioctl(fd, KEVENT_IOC_WAIT, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int kcommit(int fd, unsigned int new_uidx, unsigned int over)
+{
+	struct kevent_commit_arg a = { .new_uidx = new_uidx, .over = over };
+	int ret = ioctl(fd, KEVENT_IOC_COMMIT, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* n eventfds, each readable, as POLL kevents with cookies 0..n-1. */
+static int make_ready(int fd, int *efd, int n, uint32_t req)
+{
+	struct ukevent uk;
+	uint64_t one = 1;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (efd[i] < 0)
+			return -1;
+		uk = mk(KEVENT_POLL, efd[i], POLLIN, req, i);
+		if (ctl(fd, KEVENT_CTL_ADD, 1, &uk) != 0)
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (write(efd[i], &one, sizeof(one)) != sizeof(one))
+			return -1;
+	return 0;
+}
+
+static int ring_rounds(int fd, struct kevent_uring *r, unsigned int num,
+		       unsigned char *seen, int n, unsigned int *uidx)
+{
+	int got = 0, ret, k;
+	unsigned int kidx, s;
+
+	while (got < n) {
+		ret = kwait(fd, 5, *uidx, 1, 0, 0);
+		if (ret <= 0)
+			return ret < 0 ? ret : -ETIMEDOUT;
+		kidx = __atomic_load_n(&r->ring_kidx, __ATOMIC_ACQUIRE);
+		for (s = *uidx, k = 0; k < ret; k++, s = (s + 1) % num) {
+			uint32_t c = r->event[s].user[0];
+
+			if (c >= (uint32_t)n || seen[c]++)
+				return -EEXIST;
+			got++;
+		}
+		if (s != kidx)
+			return -EPROTO;
+		ret = kcommit(fd, kidx, __atomic_load_n(&r->ring_over, __ATOMIC_ACQUIRE));
+		if (ret < 0)
+			return ret;
+		*uidx = kidx;
+	}
+	return got;
+}
+
+/* More ready kevents than the ring holds, through WAIT/COMMIT, each once. */
+static int t_rev2_rounds(void)
+{
+	enum { N = 40, NUM = 8 };
+	int fd = kopen2(0), efd[N], ret, i;
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(NUM));
+	unsigned char seen[N] = { 0 };
+	struct kevent_info info;
+	unsigned int uidx = 0;
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(ring_init(fd, r, NUM) == 0, "RING_INIT");
+	CHECK(ring_init(fd, r, NUM) == -EBUSY, "second RING_INIT");
+	CHECK(make_ready(fd, efd, N, KEVENT_REQ_ONESHOT) == 0, "eventfds");
+	ret = ring_rounds(fd, r, NUM, seen, N, &uidx);
+	CHECK(ret == N, "rounds: %d", ret);
+	CHECK(getev(fd, 0, 4, 0, (struct ukevent[4]){}, 0) == 0, "left over");
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 0 &&
+	      info.ring_over == N / NUM && info.ring_uidx == uidx &&
+	      info.queue_revision == 2, "INFO: %u kevents, over %u, uidx %u",
+	      info.queue_kevents, info.ring_over, info.ring_uidx);
+	CHECK(kcommit(fd, uidx, info.ring_over - 1) == -EOVERFLOW, "stale over");
+	for (i = 0; i < N; i++)
+		close(efd[i]);
+	close(fd);
+	free(r);
+	return 0;
+}
+
+/* D41: a ring store that faults requeues the events and counts the call. */
+static int t_rev2_fault(void)
+{
+	enum { N = 6, NUM = 200 };	/* 8 + 200 * 40 bytes: two pages */
+	int fd = kopen2(0), efd[N], ret, i;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct kevent_uring *r;
+	unsigned char seen[N] = { 0 };
+	struct kevent_info info;
+	unsigned int uidx = 100;	/* slots 100..105 straddle the pages */
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	r = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(r != MAP_FAILED, "mmap");
+	CHECK(ring_init(fd, r, NUM) == 0, "RING_INIT");
+	/* Move kidx and uidx to slot 100 with one event and its commit. */
+	CHECK(make_ready(fd, efd, 1, 0) == 0, "eventfd");
+	for (i = 0; i < 100; i++) {
+		uint64_t v, one = 1;
+
+		CHECK(kwait(fd, 1, i, 1, 0, 0) == 1, "WAIT %d", i);
+		CHECK(kcommit(fd, i + 1, 0) == 1, "COMMIT %d", i);
+		CHECK(read(efd[0], &v, 8) == 8, "drain");
+		if (i < 99)
+			CHECK(write(efd[0], &one, 8) == 8, "rearm");
+	}
+	{
+		struct ukevent uk = mk(KEVENT_POLL, efd[0], POLLIN, 0, 0);
+
+		CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, &uk) == 0, "REMOVE");
+		close(efd[0]);
+	}
+	CHECK(make_ready(fd, efd, N, KEVENT_REQ_ONESHOT) == 0, "eventfds");
+	for (i = 0; i < 5000; i++) {	/* the fires run in a kworker */
+		kinfo(fd, &info);
+		if (info.queue_ready == N)
+			break;
+		usleep(1000);
+	}
+	CHECK(mprotect((char *)r + pg, pg, PROT_READ) == 0, "mprotect");
+	ret = kwait(fd, N, uidx, 1, 0, 0);
+	CHECK(ret == -EFAULT, "WAIT over a read-only page: %d", ret);
+	CHECK(kinfo(fd, &info) == 0 && info.ring_faults == 1 && info.queue_ready == N &&
+	      info.ring_kidx == 100 && info.queue_kevents == N,
+	      "INFO: faults %u ready %u kidx %u kevents %u", info.ring_faults,
+	      info.queue_ready, info.ring_kidx, info.queue_kevents);
+	CHECK(mprotect((char *)r + pg, pg, PROT_READ | PROT_WRITE) == 0, "mprotect back");
+	ret = ring_rounds(fd, r, NUM, seen, N, &uidx);
+	CHECK(ret == N, "after the fault: %d", ret);
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 0, "ONESHOT kept: %u",
+	      info.queue_kevents);
+	for (i = 0; i < N; i++)
+		close(efd[i]);
+	close(fd);
+	munmap(r, 2 * pg);
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* D47: -EINTR, not -ERESTARTSYS, which SA_RESTART would turn into a restart. */
+static int t_rev2_eintr(void)
+{
+	int fd = kopen2(KEVENT_ABI_EINTR);
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+	struct itimerval it = { .it_value = { 0, 50000 } };
+	struct ukevent out[1];
+	uint64_t t0;
+	int ret;
+
+	CHECK(fd >= 0, "SET_ABI(2, EINTR): %d", fd);
+	CHECK(ring_init(fd, r, 4) == 0, "RING_INIT");
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = now_ns();
+	ret = kwait(fd, 1, 0, 5, 0, 0);
+	CHECK(ret == -EINTR, "WAIT: %d", ret);
+	CHECK(now_ns() - t0 < 2000000000ull, "WAIT restarted");
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = now_ns();
+	ret = getev(fd, 1, 1, 5000000000ull, out, 0);
+	CHECK(ret == -EINTR, "GET_EVENTS: %d", ret);
+	CHECK(now_ns() - t0 < 2000000000ull, "GET_EVENTS restarted");
+	close(fd);
+	free(r);
+	return 0;
+}
+
+struct clock_jump {
+	int fd;
+	int ret;
+};
+
+static void *abstime_waiter(void *arg)
+{
+	struct clock_jump *cj = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* An hour ahead: only the clock being set can end this in time. */
+	cj->ret = kwait(cj->fd, 1, 0, now.tv_sec + 3600, 0, KEVENT_FLAGS_ABSTIME);
+	return NULL;
+}
+
+/* D48: an ABSTIME CLOCK_REALTIME deadline follows clock_settime. */
+static int t_rev2_abstime(void)
+{
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+	struct clock_jump cj = { .fd = kopen2(0), .ret = 1 };
+	struct kevent_info info;
+	struct timespec ts;
+	pthread_t th;
+	int i;
+
+	CHECK(cj.fd >= 0, "SET_ABI(2): %d", cj.fd);
+	CHECK(ring_init(cj.fd, r, 4) == 0, "RING_INIT");
+	pthread_create(&th, NULL, abstime_waiter, &cj);
+	for (i = 0; i < 5000; i++) {
+		kinfo(cj.fd, &info);
+		if (info.queue_parked)
+			break;
+		usleep(1000);
+	}
+	CHECK(info.queue_parked == 1, "WAIT never parked");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 7200;
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		struct ukevent uk;
+
+		/* Not root: end the wait another way and skip. */
+		uk = mk(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 1);
+		ctl(cj.fd, KEVENT_CTL_ADD, 1, &uk);
+		pthread_join(th, NULL);
+		SKIP("clock_settime: %s", strerror(errno));
+	}
+	for (i = 0; i < 2000 && cj.ret == 1; i++)
+		usleep(1000);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec -= 7200;
+	clock_settime(CLOCK_REALTIME, &ts);
+	if (cj.ret == 1) {
+		struct ukevent uk = mk(KEVENT_TIMER, 1, KEVENT_TIMER_FIRED,
+				       KEVENT_REQ_ONESHOT, 1);
+
+		ctl(cj.fd, KEVENT_CTL_ADD, 1, &uk);
+	}
+	pthread_join(th, NULL);
+	CHECK(cj.ret == 0, "WAIT after the clock passed its deadline: %d", cj.ret);
+	close(cj.fd);
+	free(r);
+	return 0;
+}
+
+
+/* D49: READY marks matched kevents ready with DONE and ret_data {0, 0}. */
+static int t_rev2_ready(void)
+{
+	int fd = kopen2(0);
+	struct ukevent uk[2], out[2];
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	uk[1] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 99);
+	uk[1].ret_data[1] = 7;
+	CHECK(ctl(fd, KEVENT_CTL_READY, 1, uk) == 1, "READY one");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_READY, 2, uk) == -EINVAL, "READY num > kevent_num");
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk[1]) == 0, "ADD 99");
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	uk[1] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 98);
+	uk[1].ret_data[1] = 7;
+	CHECK(ctl(fd, KEVENT_CTL_READY, 2, uk) == 1, "READY, one match");
+	CHECK(uk[0].ret_flags == KEVENT_RET_DONE, "matched entry %#x", uk[0].ret_flags);
+	CHECK(uk[1].ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN) &&
+	      uk[1].ret_data[1] == 7, "unmatched entry %#x %u", uk[1].ret_flags,
+	      uk[1].ret_data[1]);
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1, "one event (already ready: not twice)");
+	CHECK(out[0].user[0] == 1 && out[0].ret_flags == KEVENT_RET_DONE &&
+	      out[0].ret_data[0] == 0 && out[0].ret_data[1] == 0, "READY result");
+	close(fd);
+	return 0;
+}
+
+struct blocked {
+	int fd;
+	int ret;
+	uint64_t took;
+};
+
+static void *blocked_get(void *arg)
+{
+	struct blocked *b = arg;
+	struct ukevent out[1];
+	uint64_t t0 = now_ns();
+
+	b->ret = getev(b->fd, 1, 1, 20000000000ull, out, 0);
+	b->took = now_ns() - t0;
+	return NULL;
+}
+
+/* D50: READY num 0 wakes the parked call; with none it latches. */
+static int t_rev2_wake(void)
+{
+	struct blocked b = { .fd = kopen2(0) };
+	struct kevent_info info;
+	struct pollfd pfd;
+	pthread_t th;
+	int i;
+
+	CHECK(b.fd >= 0, "SET_ABI(2): %d", b.fd);
+	pthread_create(&th, NULL, blocked_get, &b);
+	for (i = 0; i < 5000; i++) {
+		kinfo(b.fd, &info);
+		if (info.queue_parked)
+			break;
+		usleep(1000);
+	}
+	CHECK(info.queue_parked == 1, "never parked");
+	CHECK(ctl(b.fd, KEVENT_CTL_READY, 0, NULL) == 1, "READY 0 with a waiter");
+	pthread_join(th, NULL);
+	CHECK(b.ret == 0 && b.took < 10000000000ull, "woken call: %d", b.ret);
+	pfd = (struct pollfd){ .fd = b.fd, .events = POLLIN };
+	CHECK(poll(&pfd, 1, 0) == 0, "POLLIN after the wake was consumed");
+	CHECK(ctl(b.fd, KEVENT_CTL_READY, 0, NULL) == 0, "READY 0 latched");
+	CHECK(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN), "latched: no POLLIN");
+	blocked_get(&b);
+	CHECK(b.ret == 0 && b.took < 10000000000ull, "latched wake not consumed");
+	CHECK(poll(&pfd, 1, 0) == 0, "POLLIN after the latch was consumed");
+	close(b.fd);
+	return 0;
+}
+
+/* D43: a LEVEL socket kevent is reported again while data is unread. */
+static int t_rev2_level(void)
+{
+	int fd = kopen2(0), sv[2];
+	struct ukevent uk, out[2];
+	char c = 'x';
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	uk = mk(KEVENT_SOCKET, sv[0], KEVENT_SOCKET_RECV, KEVENT_REQ_LEVEL, 5);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	uk = mk(KEVENT_TIMER, 1000, KEVENT_TIMER_FIRED, KEVENT_REQ_LEVEL, 6);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 1 && (int)uk.ret_data[1] == -EINVAL,
+	      "LEVEL timer accepted");
+	CHECK(write(sv[1], &c, 1) == 1, "write");
+	CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1, "first report");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1 && out[0].user[0] == 5, "not reported again");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1, "not reported a third time");
+	CHECK(read(sv[0], &c, 1) == 1, "read");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 0, "reported after the drain");
+	close(sv[0]);
+	close(sv[1]);
+	close(fd);
+	return 0;
+}
+
+/* D42: ALWAYS_QUEUE registers and queues a source ready at ADD. */
+static int t_rev2_always_queue(void)
+{
+	int fd = kopen2(0), p[2];
+	struct ukevent uk, out[2];
+	struct kevent_info info;
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(pipe(p) == 0 && write(p[1], "x", 1) == 1, "pipe");
+	uk = mk(KEVENT_POLL, p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE, 3);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD answered it");
+	CHECK(kinfo(fd, &info) == 0 && info.queue_kevents == 1 && info.queue_ready == 1,
+	      "INFO %u kevents %u ready", info.queue_kevents, info.queue_ready);
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1 && out[0].user[0] == 3 &&
+	      (out[0].ret_data[0] & POLLIN), "queued event");
+	uk = mk(KEVENT_POLL, p[0], POLLIN, 0, 4);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, &uk) == 1, "without the flag: answered (D31)");
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	return 0;
+}
+
+/* D51 and D52: -ENOSYS per entry; POLLRDHUP on revision 2 only. */
+static int t_rev2_types_rdhup(void)
+{
+	int fd2 = kopen2(0), fd1 = kopen(), sv[2];
+	struct ukevent uk[2], out[1];
+
+	CHECK(fd2 >= 0, "SET_ABI(2): %d", fd2);
+	uk[0] = mk(KEVENT_NAIO, 1, 1, 0, 1);
+	uk[1] = mk(77, 1, 1, 0, 2);
+	CHECK(ctl(fd2, KEVENT_CTL_ADD, 2, uk) == 2 && (int)uk[0].ret_data[1] == -ENOSYS &&
+	      (int)uk[1].ret_data[1] == -ENOSYS, "unknown types: %d %d",
+	      (int)uk[0].ret_data[1], (int)uk[1].ret_data[1]);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
+	uk[0] = mk(KEVENT_POLL, sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 3);
+	CHECK(ctl(fd2, KEVENT_CTL_ADD, 1, uk) == 0, "ADD rev 2");
+	uk[0] = mk(KEVENT_POLL, sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 4);
+	CHECK(ctl(fd1, KEVENT_CTL_ADD, 1, uk) == 0, "ADD rev 1");
+	CHECK(shutdown(sv[1], SHUT_WR) == 0, "shutdown");
+	CHECK(getev(fd2, 1, 1, 5000000000ull, out, 0) == 1 &&
+	      (out[0].ret_data[0] & KEVENT_POLL_POLLRDHUP), "rev 2 bits %#x", out[0].ret_data[0]);
+	CHECK(getev(fd1, 1, 1, 5000000000ull, out, 0) == 1 &&
+	      !(out[0].ret_data[0] & KEVENT_POLL_POLLRDHUP) && (out[0].ret_data[0] & POLLIN),
+	      "rev 1 bits %#x", out[0].ret_data[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(fd1);
+	close(fd2);
+	return 0;
+}
+
+static int getev_ts(int fd, unsigned int size, int64_t sec, uint32_t nsec,
+		    uint32_t flags, struct ukevent *buf)
+{
+	struct kevent_get_events_arg a = { .min_nr = 1, .max_nr = 1,
+					   .events = (uintptr_t)buf, .flags = flags,
+					   .ioc_flags = KEVENT_GET_TIMESPEC,
+					   .timeout_ts = { .tv_sec = sec, .tv_nsec = nsec } };
+	int ret = ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, size),
+			&a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* D48: GET_EVENTS with a timespec, and what it refuses. */
+static int t_rev2_timespec(void)
+{
+	int fd2 = kopen2(0), fd1 = kopen();
+	unsigned int v1 = KEVENT_GET_EVENTS_ARG_SIZE_VER1;
+	struct ukevent out[1];
+	struct timespec mono;
+	uint64_t t0;
+
+	CHECK(fd2 >= 0, "SET_ABI(2): %d", fd2);
+	t0 = now_ns();
+	CHECK(getev_ts(fd2, v1, 0, 30000000, 0, out) == 0 && now_ns() - t0 >= 29000000ull,
+	      "relative 30 ms");
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	t0 = now_ns();
+	CHECK(getev_ts(fd2, v1, mono.tv_sec, mono.tv_nsec, KEVENT_FLAGS_ABSTIME |
+		       KEVENT_FLAGS_MONOTONIC, out) == 0 && now_ns() - t0 < 1000000000ull,
+	      "a past deadline waits");
+	CHECK(getev_ts(fd2, v1, 0, 1000000000, 0, out) == -EINVAL, "tv_nsec 10^9");
+	CHECK(getev_ts(fd2, v1, -1, 0, 0, out) == -EINVAL, "tv_sec < 0");
+	CHECK(getev_ts(fd2, v1, 0, 0, KEVENT_FLAGS_MONOTONIC, out) == -EINVAL,
+	      "MONOTONIC without ABSTIME");
+	CHECK(getev_ts(fd2, v1, 1, 0, KEVENT_FLAGS_NO_TIMEOUT, out) == -EINVAL,
+	      "NO_TIMEOUT with a timespec");
+	CHECK(getev_ts(fd2, v1, 0, 0, 0x80, out) == -EINVAL, "unknown flag");
+	CHECK(getev_ts(fd2, KEVENT_GET_EVENTS_ARG_SIZE_VER0, 0, 0, 0, out) == -EINVAL,
+	      "VER0 size");
+	CHECK(getev_ts(fd1, v1, 0, 0, 0, out) == -EINVAL, "revision 1");
+	close(fd1);
+	close(fd2);
+	return 0;
+}
+
+/* D54: COMMIT's refusals on a ring with nothing in it. */
+static int t_rev2_commit(void)
+{
+	int fd = kopen2(0), fd1 = kopen();
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(4));
+
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	CHECK(kcommit(fd, 0, 0) == 0, "no ring: 0");
+	CHECK(kwait(fd, 1, 0, 0, 0, 0) == -EINVAL, "WAIT without a ring");
+	CHECK(ring_init(fd, r, 1) == -EINVAL, "one slot");
+	CHECK(ring_init(fd, (char *)r + 4, 4) == -EINVAL, "misaligned");
+	CHECK(ring_init(fd, r, 4) == 0, "RING_INIT");
+	CHECK(kcommit(fd, 0, 0) == 0, "nothing to free");
+	CHECK(kcommit(fd, 1, 0) == -EINVAL, "past kidx");
+	CHECK(kcommit(fd, 4, 0) == -EINVAL, "out of range");
+	CHECK(kcommit(fd, 0, 5) == -EOVERFLOW, "bad over");
+	CHECK(kwait(fd, 1, 4, 0, 0, 0) == -EINVAL, "old_uidx out of range");
+	CHECK(kwait(fd, 1, 1, 1, 0, 0) == 0, "stale old_uidx: at once");
+	CHECK(ring_init(fd1, r, 4) == -EINVAL && kcommit(fd1, 0, 0) == -EINVAL,
+	      "revision-1 queue");
+	close(fd1);
+	close(fd);
+	free(r);
+	return 0;
+}
+
+/* D28 for the ring: a 32-bit caller's ring address above 4 GiB is -EFAULT. */
+static int t_rev2_compat(void)
+{
+	int fd;
+	struct kevent_ring_init a = { .num = 4 };
+	static uint64_t ring[64];
+
+	if (sizeof(void *) != 4)
+		SKIP("64-bit build");
+	fd = kopen2(0);
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	a.ring = (1ull << 32) | (uintptr_t)ring;
+	CHECK(ioctl(fd, KEVENT_IOC_RING_INIT, &a) < 0 && errno == EFAULT,
+	      "RING_INIT high address: %s", strerror(errno));
+	CHECK(ring_init(fd, ring, 4) == 0, "RING_INIT");
+	CHECK(kwait(fd, 4, 0, 0, 0, 0) == 0, "WAIT, nothing ready");
+	close(fd);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 static void run(const char *name, int (*fn)(void))
@@ -961,6 +1502,116 @@ static void run(const char *name, int (*fn)(void))
 		printf("FAIL %s %s (errno %s)\n", name, why, strerror(errno));
 	}
 	fflush(stdout);
+}
+
+/* Each eventfd written once: N new edges for whatever watches them. */
+static int bench_produce(const int *efd, int n)
+{
+	uint64_t one = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (write(efd[i], &one, 8) != 8)
+			return -1;
+	return 0;
+}
+
+static int bench_await_ready(int fd, int n)
+{
+	struct kevent_info info;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		kinfo(fd, &info);
+		if (info.queue_ready == (uint32_t)n)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Revision 2: the same N eventfds drained through the ring, WAIT + COMMIT. */
+static void bench_ring(const int *efd, int n, int batch, int rounds)
+{
+	enum { NUM = 4096 };
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(NUM));
+	struct ukevent *uk = calloc(n, sizeof(*uk));
+	uint64_t t0, drain = 0, events = 0;
+	unsigned int uidx = 0;
+	int fd = kopen2(0), i, k;
+
+	if (fd < 0 || ring_init(fd, r, NUM)) {
+		printf("bench ring: revision 2 not served (%d)\n", fd);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		uk[i] = mk(KEVENT_POLL, efd[i], POLLIN, 0, i);
+	if (ctl(fd, KEVENT_CTL_ADD, n, uk) != 0) {
+		printf("bench ring: ADD failed\n");
+		return;
+	}
+	for (k = 0; k < rounds; k++) {
+		int got = 0;
+
+		if (bench_produce(efd, n) || bench_await_ready(fd, n))
+			break;
+		t0 = now_ns();
+		while (got < n) {
+			int m = kwait(fd, batch, uidx, 1, 0, 0);
+
+			if (m <= 0)
+				break;
+			uidx = __atomic_load_n(&r->ring_kidx, __ATOMIC_ACQUIRE);
+			if (kcommit(fd, uidx, __atomic_load_n(&r->ring_over, __ATOMIC_ACQUIRE)) != m)
+				break;
+			got += m;
+		}
+		drain += now_ns() - t0;
+		events += got;
+	}
+	printf("bench WAIT+COMMIT batch %d: %.0f events/s (%llu events)\n",
+	       batch, events / (drain / 1e9), (unsigned long long)events);
+	close(fd);
+	free(uk);
+	free(r);
+}
+
+/* The same N eventfds, edge-triggered, drained with epoll_wait. */
+static void bench_epoll(const int *efd, int n, int batch, int rounds)
+{
+	struct epoll_event ev[64], e = { .events = EPOLLIN | EPOLLET };
+	uint64_t t0, drain = 0, events = 0;
+	int ep = epoll_create1(EPOLL_CLOEXEC), i, k;
+
+	if (batch > 64)
+		batch = 64;
+	for (i = 0; i < n; i++) {
+		e.data.u32 = i;
+		epoll_ctl(ep, EPOLL_CTL_ADD, efd[i], &e);
+	}
+	epoll_wait(ep, ev, 64, 0);
+	for (k = 0; k < rounds; k++) {
+		int got = 0;
+
+		/* all N are ready once written: epoll's list fills in the write */
+		while (epoll_wait(ep, ev, 64, 0) > 0)
+			;
+		if (bench_produce(efd, n))
+			break;
+		t0 = now_ns();
+		while (got < n) {
+			int m = epoll_wait(ep, ev, batch, 1000);
+
+			if (m <= 0)
+				break;
+			got += m;
+		}
+		drain += now_ns() - t0;
+		events += got;
+	}
+	printf("bench epoll_wait batch %d: %.0f events/s (%llu events)\n",
+	       batch, events / (drain / 1e9), (unsigned long long)events);
+	close(ep);
 }
 
 static int bench(void)
@@ -1024,6 +1675,8 @@ static int bench(void)
 	printf("bench GET_EVENTS batch %d: %.0f events/s (%llu events, %d rounds of %d)\n",
 	       BATCH, events / (drain / 1e9), (unsigned long long)events, ROUNDS, N);
 	close(fd);
+	bench_ring(efd, N, BATCH, ROUNDS);
+	bench_epoll(efd, N, BATCH, ROUNDS);
 	return 0;
 }
 
@@ -1074,6 +1727,18 @@ int main(int argc, char **argv)
 	run("compat_high_address", t_compat_addr);
 	run("inode", t_inode);
 	run("stress", t_stress);
+	run("rev2_ring_rounds", t_rev2_rounds);
+	run("rev2_ring_fault", t_rev2_fault);
+	run("rev2_eintr_not_restarted", t_rev2_eintr);
+	run("rev2_abstime_clock_set", t_rev2_abstime);
+	run("rev2_compat_ring", t_rev2_compat);
+	run("rev2_ready", t_rev2_ready);
+	run("rev2_ready_wake_latch", t_rev2_wake);
+	run("rev2_level", t_rev2_level);
+	run("rev2_always_queue", t_rev2_always_queue);
+	run("rev2_enosys_rdhup", t_rev2_types_rdhup);
+	run("rev2_timespec", t_rev2_timespec);
+	run("rev2_commit_refusals", t_rev2_commit);
 	printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
 }

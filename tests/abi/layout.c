@@ -131,7 +131,11 @@ struct take13_kevent_mring {
 	X(ctl_arg_cmd, offsetof(struct kevent_ctl_arg, cmd) == 0) \
 	X(ctl_arg_num, offsetof(struct kevent_ctl_arg, num) == 4) \
 	X(ctl_arg_events, offsetof(struct kevent_ctl_arg, events) == 8) \
-	X(get_arg_size, sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER0) \
+	X(get_arg_size_ver0, KEVENT_GET_EVENTS_ARG_SIZE_VER0 == 32) \
+	X(get_arg_ver0_end, offsetof(struct kevent_get_events_arg, ioc_flags) + 4 == KEVENT_GET_EVENTS_ARG_SIZE_VER0) \
+	X(get_arg_size, sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1) \
+	X(get_arg_size_ver1, KEVENT_GET_EVENTS_ARG_SIZE_VER1 == 48) \
+	X(get_arg_timeout_ts, offsetof(struct kevent_get_events_arg, timeout_ts) == 32) \
 	X(get_arg_min_nr, offsetof(struct kevent_get_events_arg, min_nr) == 0) \
 	X(get_arg_max_nr, offsetof(struct kevent_get_events_arg, max_nr) == 4) \
 	X(get_arg_timeout, offsetof(struct kevent_get_events_arg, timeout_ns) == 8) \
@@ -141,9 +145,19 @@ struct take13_kevent_mring {
 	X(info_size_ver0, KEVENT_INFO_SIZE_VER0 == 152) \
 	X(info_ver0_end, offsetof(struct kevent_info, live_waiters) + 8 == KEVENT_INFO_SIZE_VER0) \
 	X(info_size_ver1, KEVENT_INFO_SIZE_VER1 == 160) \
-	X(info_size, sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER1) \
+	X(info_ver1_end, offsetof(struct kevent_info, __pad1) + 4 == KEVENT_INFO_SIZE_VER1) \
+	X(info_size_ver2, KEVENT_INFO_SIZE_VER2 == 192) \
+	X(info_size, sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2) \
 	X(info_queue_parked, offsetof(struct kevent_info, queue_parked) == 152) \
 	X(info_pad1, offsetof(struct kevent_info, __pad1) == 156) \
+	X(info_abi_lowest, offsetof(struct kevent_info, abi_lowest) == 160) \
+	X(info_queue_revision, offsetof(struct kevent_info, queue_revision) == 164) \
+	X(info_queue_abi_flags, offsetof(struct kevent_info, queue_abi_flags) == 168) \
+	X(info_ring_num, offsetof(struct kevent_info, ring_num) == 172) \
+	X(info_ring_kidx, offsetof(struct kevent_info, ring_kidx) == 176) \
+	X(info_ring_uidx, offsetof(struct kevent_info, ring_uidx) == 180) \
+	X(info_ring_over, offsetof(struct kevent_info, ring_over) == 184) \
+	X(info_ring_faults, offsetof(struct kevent_info, ring_faults) == 188) \
 	X(info_size_first, offsetof(struct kevent_info, size) == 0) \
 	X(info_limits, offsetof(struct kevent_info, limits) == 64) \
 	X(info_live_queues, offsetof(struct kevent_info, live_queues) == 128) \
@@ -157,21 +171,64 @@ struct take13_kevent_mring {
 	X(fault_reserved, offsetof(struct kevent_fault, __reserved) == 8) \
 	X(wrappers_mult8, sizeof(struct kevent_ctl_arg) % 8 == 0 && sizeof(struct kevent_get_events_arg) % 8 == 0 && \
 	  sizeof(struct kevent_info) % 8 == 0 && sizeof(struct kevent_ring_shm) % 8 == 0 && sizeof(struct kevent_set_abi) % 8 == 0 && \
-	  sizeof(struct kevent_fault) % 8 == 0) \
+	  sizeof(struct kevent_fault) % 8 == 0 && sizeof(struct kevent_ring_init) % 8 == 0 && \
+	  sizeof(struct kevent_wait_arg) % 8 == 0 && sizeof(struct kevent_commit_arg) % 8 == 0) \
+	X(abi_revision, KEVENT_ABI_REVISION == 2) \
+	X(abi_revision_lowest, KEVENT_ABI_REVISION_LOWEST == 1) \
+	X(poll_rdhup, KEVENT_POLL_POLLRDHUP == 0x2000) \
+	X(req_always_queue, KEVENT_REQ_ALWAYS_QUEUE == 0x10) \
+	X(req_level, KEVENT_REQ_LEVEL == 0x20) \
+	X(ctl_ready, KEVENT_CTL_READY == 3) \
+	X(uring_hdr, sizeof(struct kevent_uring) == 8 && KEVENT_URING_HDR_SIZE == 8) \
+	X(uring_kidx, offsetof(struct kevent_uring, ring_kidx) == 0) \
+	X(uring_over, offsetof(struct kevent_uring, ring_over) == 4) \
+	X(uring_event, offsetof(struct kevent_uring, event) == 8) \
+	X(uring_align, _Alignof(struct kevent_uring) == 8) \
+	X(uring_stride, sizeof(((struct kevent_uring *)0)->event[0]) == 40) \
+	X(uring_size, KEVENT_URING_SIZE(4096) == 8 + 4096 * 40) \
+	X(uring_min_max, KEVENT_URING_MIN == 2 && KEVENT_URING_MAX == 4096) \
+	X(timespec_size, sizeof(struct kevent_timespec) == 16) \
+	X(timespec_align, _Alignof(struct kevent_timespec) == 8) \
+	X(timespec_sec, offsetof(struct kevent_timespec, tv_sec) == 0 && sizeof(((struct kevent_timespec *)0)->tv_sec) == 8) \
+	X(timespec_nsec, offsetof(struct kevent_timespec, tv_nsec) == 8 && sizeof(((struct kevent_timespec *)0)->tv_nsec) == 4) \
+	X(timespec_pad, offsetof(struct kevent_timespec, __pad) == 12) \
+	X(flags_abstime, KEVENT_FLAGS_ABSTIME == 0x1) \
+	X(flags_monotonic, KEVENT_FLAGS_MONOTONIC == 0x2) \
+	X(flags_no_timeout, KEVENT_FLAGS_NO_TIMEOUT == 0x4) \
+	X(flags_all, KEVENT_FLAGS_ALL == 0x7) \
+	X(get_timespec, KEVENT_GET_TIMESPEC == 0x4 && KEVENT_GET_IOC_FLAGS == 0x5) \
+	X(abi_eintr, KEVENT_ABI_EINTR == 0x2 && KEVENT_ABI_FLAGS == 0x3) \
+	X(feat_uring, KEVENT_FEAT_URING == 0x80) \
+	X(ring_init_size, sizeof(struct kevent_ring_init) == KEVENT_RING_INIT_SIZE_VER0 && KEVENT_RING_INIT_SIZE_VER0 == 16) \
+	X(ring_init_ring, offsetof(struct kevent_ring_init, ring) == 0) \
+	X(ring_init_num, offsetof(struct kevent_ring_init, num) == 8) \
+	X(ring_init_flags, offsetof(struct kevent_ring_init, flags) == 12) \
+	X(wait_size, sizeof(struct kevent_wait_arg) == KEVENT_WAIT_ARG_SIZE_VER0 && KEVENT_WAIT_ARG_SIZE_VER0 == 32) \
+	X(wait_num, offsetof(struct kevent_wait_arg, num) == 0) \
+	X(wait_old_uidx, offsetof(struct kevent_wait_arg, old_uidx) == 4) \
+	X(wait_timeout, offsetof(struct kevent_wait_arg, timeout) == 8) \
+	X(wait_flags, offsetof(struct kevent_wait_arg, flags) == 24) \
+	X(wait_ioc_flags, offsetof(struct kevent_wait_arg, ioc_flags) == 28) \
+	X(commit_size, sizeof(struct kevent_commit_arg) == KEVENT_COMMIT_ARG_SIZE_VER0 && KEVENT_COMMIT_ARG_SIZE_VER0 == 8) \
+	X(commit_new_uidx, offsetof(struct kevent_commit_arg, new_uidx) == 0) \
+	X(commit_over, offsetof(struct kevent_commit_arg, over) == 4) \
+	X(ioc_ring_init, KEVENT_IOC_RING_INIT == _IOW(0xBE, 6, struct kevent_ring_init) && _IOC_SIZE(KEVENT_IOC_RING_INIT) == 16) \
+	X(ioc_wait, KEVENT_IOC_WAIT == _IOW(0xBE, 7, struct kevent_wait_arg) && _IOC_SIZE(KEVENT_IOC_WAIT) == 32) \
+	X(ioc_commit, KEVENT_IOC_COMMIT == _IOW(0xBE, 8, struct kevent_commit_arg) && _IOC_SIZE(KEVENT_IOC_COMMIT) == 8) \
 	X(ioc_magic, _IOC_TYPE(KEVENT_IOC_CTL) == 0xBE) \
 	X(ioc_ctl, KEVENT_IOC_CTL == _IOW(0xBE, 1, struct kevent_ctl_arg)) \
 	X(ioc_ctl_size, _IOC_SIZE(KEVENT_IOC_CTL) == 16) \
-	X(ioc_get_events_size, _IOC_SIZE(KEVENT_IOC_GET_EVENTS) == 32) \
+	X(ioc_get_events_size, _IOC_SIZE(KEVENT_IOC_GET_EVENTS) == 48) \
 	X(ioc_get_events_nr, _IOC_NR(KEVENT_IOC_GET_EVENTS) == 2) \
 	X(ioc_info_dir, _IOC_DIR(KEVENT_IOC_INFO) == _IOC_READ) \
-	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == KEVENT_INFO_SIZE_VER1) \
+	X(ioc_info_size, _IOC_SIZE(KEVENT_IOC_INFO) == KEVENT_INFO_SIZE_VER2) \
 	X(ioc_ring_shm_size, _IOC_SIZE(KEVENT_IOC_RING_SHM) == 128) \
 	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
 	X(ioc_fault, KEVENT_IOC_FAULT == _IOW(0xBE, 5, struct kevent_fault)) \
 	X(feat_fault_inject, KEVENT_FEAT_FAULT_INJECT == 0x40) \
 	X(backend_values, KEVENT_BACKEND_CORE == 1 && KEVENT_BACKEND_CUSE == 2 && \
 	  KEVENT_BACKEND_MODULE == 3 && KEVENT_BACKEND_FUSE == 4) \
-	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER1) \
+	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER2) \
 	X(timeout_infinite, KEVENT_TIMEOUT_INFINITE == 0xffffffffffffffffull) \
 	X(get_nonblock, KEVENT_GET_NONBLOCK == 0x1)
 

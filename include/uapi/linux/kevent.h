@@ -12,6 +12,14 @@
  *   kevent_ctl(fd, cmd, num, arg)               -> KEVENT_IOC_CTL
  *   kevent_get_events(fd, min, max, ns, buf, f) -> KEVENT_IOC_GET_EVENTS
  *
+ * Revision 2 (take26-30, selected per queue with KEVENT_IOC_SET_ABI) adds:
+ *
+ *   kevent_init(ring, num, flags)               -> open + SET_ABI(2) + KEVENT_IOC_RING_INIT
+ *   kevent_wait(fd, num, old_uidx, ts, flags)   -> KEVENT_IOC_WAIT
+ *   kevent_commit(fd, new_uidx, over)           -> KEVENT_IOC_COMMIT
+ *   kevent_get_events(fd, min, max, ts, buf, f) -> KEVENT_IOC_GET_EVENTS
+ *                                                  with KEVENT_GET_TIMESPEC
+ *
  * Wrapper structures carry no pointers (user addresses travel as __u64),
  * no longs, explicit padding only.  They grow by appending fields; the size
  * a caller was built with is _IOC_SIZE(cmd) and the callee dispatches on
@@ -33,7 +41,9 @@
  * and docs/abi.md section 11 records it.  INFO's abi_revision is the highest
  * level the backend serves (docs/abi-change.md 3).
  */
-#define KEVENT_ABI_REVISION		1
+#define KEVENT_ABI_REVISION		2
+/* The lowest level every backend serves (INFO's abi_lowest may say more). */
+#define KEVENT_ABI_REVISION_LOWEST	1
 
 /* ukevent.type */
 #define KEVENT_SOCKET			0	/* project extension (A3) */
@@ -69,6 +79,7 @@
 #define KEVENT_POLL_POLLWRBAND		0x0200
 #define KEVENT_POLL_POLLMSG		0x0400
 #define KEVENT_POLL_POLLREMOVE		0x1000
+#define KEVENT_POLL_POLLRDHUP		0x2000	/* revision 2 (take28): peer shut down writing */
 
 /* ukevent.event for KEVENT_AIO */
 #define KEVENT_AIO_BIO			0x1
@@ -76,8 +87,16 @@
 #define KEVENT_MASK_ALL			0xffffffff
 #define KEVENT_MASK_EMPTY		0x0
 
-/* ukevent.req_flags */
+/*
+ * ukevent.req_flags.  Revision 1 knows ONESHOT only (every other bit is
+ * ignored, or fails the entry under KEVENT_ABI_STRICT).  Revision 2 adds the
+ * two below; 0x2 (take23 WAKEUP_ONE, take25 WAKEUP_ALL), 0x4 (take23 ET) and
+ * 0x8 (take24 LAST_CHECK) are not taken and stay unknown bits (docs/abi.md
+ * D44, D45).
+ */
 #define KEVENT_REQ_ONESHOT		0x1
+#define KEVENT_REQ_ALWAYS_QUEUE		0x10	/* rev 2 (take25): ready at ADD -> queued, D42 */
+#define KEVENT_REQ_LEVEL		0x20	/* rev 2: POLL/SOCKET reported again while ready, D43 */
 
 /* ukevent.ret_flags */
 #define KEVENT_RET_BROKEN		0x1
@@ -87,6 +106,7 @@
 #define KEVENT_CTL_ADD			0
 #define KEVENT_CTL_REMOVE		1
 #define KEVENT_CTL_MODIFY		2
+#define KEVENT_CTL_READY		3	/* rev 2 (take26): mark ready; num 0 wakes one waiter */
 
 /*
  * Per queue: ADD fails whole when kevent_num + num >= KEVENT_MAX_EVENTS, so
@@ -147,6 +167,46 @@ struct kevent_mring {
 	 KEVENT_RING_HDR_SIZE + ((s) % KEVENTS_ON_PAGE) * 16)
 
 /*
+ * Revision 2: the take26 ring, in the caller's own memory (docs/abi.md 5.7).
+ * take26 called it struct kevent_ring; that name is libkevent's view of the
+ * take13 mapped ring, hence kevent_uring ("user ring").  The caller allocates
+ * 8 + num * 40 bytes, 8-byte aligned, and registers it with
+ * KEVENT_IOC_RING_INIT.  The backend writes whole ukevents into event[] only
+ * inside KEVENT_IOC_WAIT, in the calling process, and then stores ring_kidx
+ * (the next free slot) as one aligned 32-bit store after the slots it
+ * publishes; KEVENT_IOC_COMMIT stores ring_over when it wraps.  The caller
+ * never writes either word.
+ */
+struct kevent_uring {
+	__u32 ring_kidx;		/* next slot the backend writes, in [0, num) */
+	__u32 ring_over;		/* laps committed (KEVENT_IOC_COMMIT wraps) */
+	__extension__ struct ukevent event[];	/* at offset 8 */
+};
+#define KEVENT_URING_HDR_SIZE		8
+#define KEVENT_URING_SIZE(num)		(KEVENT_URING_HDR_SIZE + (__u64)(num) * 40)
+#define KEVENT_URING_MIN		2	/* 1 slot: -EINVAL (take26) */
+#define KEVENT_URING_MAX		KEVENT_MAX_EVENTS
+
+/*
+ * Revision 2 timeouts (take26: struct timespec by value).  One layout on
+ * every ABI (-m32 and -m64 alike, y2038-safe): the library converts the
+ * caller's struct timespec.  tv_sec < 0, tv_nsec >= 10^9 or __pad != 0:
+ * -EINVAL.  Relative unless KEVENT_FLAGS_ABSTIME.
+ */
+struct kevent_timespec {
+	__s64 tv_sec __attribute__((aligned(8)));
+	__u32 tv_nsec;
+	__u32 __pad;			/* must be 0 */
+};
+
+/* Timeout flags of kevent_wait and of the timespec kevent_get_events. */
+#define KEVENT_FLAGS_ABSTIME		0x1	/* take26: absolute CLOCK_REALTIME deadline */
+#define KEVENT_FLAGS_MONOTONIC		0x2	/* with ABSTIME: the deadline is CLOCK_MONOTONIC */
+#define KEVENT_FLAGS_NO_TIMEOUT		0x4	/* wait without a timeout; timespec must be 0 */
+#define KEVENT_FLAGS_ALL		(KEVENT_FLAGS_ABSTIME | KEVENT_FLAGS_MONOTONIC | \
+					 KEVENT_FLAGS_NO_TIMEOUT)
+
+/*
  * ioctl transport.  Magic 0xBE is not in the kernel's ioctl-number list.
  * Every wrapper struct begins a new size version at *_SIZE_VER0; fields are
  * only appended and a zero field means the old behaviour.  Reserved fields
@@ -163,20 +223,29 @@ struct kevent_ctl_arg {
 };
 #define KEVENT_CTL_ARG_SIZE_VER0	16
 
-/* KEVENT_IOC_GET_EVENTS: returns the number of ukevents copied to events. */
+/*
+ * KEVENT_IOC_GET_EVENTS: returns the number of ukevents copied to events.
+ * With KEVENT_GET_TIMESPEC (revision-2 queues, VER1 size) the timeout is
+ * timeout_ts, flags holds KEVENT_FLAGS_* (strict) and timeout_ns must be 0.
+ */
 struct kevent_get_events_arg {
 	__u32 min_nr;
 	__u32 max_nr;
 	__u64 timeout_ns;		/* ~0ULL waits forever */
 	__u64 events;			/* user address of max_nr ukevents */
-	__u32 flags;			/* the 2006 argument: ignored (A1) */
+	__u32 flags;			/* the 2006 argument: ignored (A1); */
+					/* KEVENT_FLAGS_* with KEVENT_GET_TIMESPEC */
 	__u32 ioc_flags;		/* KEVENT_GET_*: strict */
+	/* KEVENT_GET_EVENTS_ARG_SIZE_VER1 */
+	struct kevent_timespec timeout_ts;	/* with KEVENT_GET_TIMESPEC only, else 0 */
 };
 #define KEVENT_GET_EVENTS_ARG_SIZE_VER0	32
+#define KEVENT_GET_EVENTS_ARG_SIZE_VER1	48
 
 #define KEVENT_TIMEOUT_INFINITE		(~(__u64)0)
 #define KEVENT_GET_NONBLOCK		0x1	/* O_NONBLOCK set by fcntl (A11) */
-#define KEVENT_GET_IOC_FLAGS		KEVENT_GET_NONBLOCK
+#define KEVENT_GET_TIMESPEC		0x4	/* rev 2: timeout_ts + flags, needs VER1 */
+#define KEVENT_GET_IOC_FLAGS		(KEVENT_GET_NONBLOCK | KEVENT_GET_TIMESPEC)
 
 /* KEVENT_IOC_INFO: what this backend is and can do. */
 #define KEVENT_BACKEND_CORE		1	/* in-process core (tests) */
@@ -191,6 +260,8 @@ struct kevent_get_events_arg {
 #define KEVENT_FEAT_RETRY_PATH		0x10	/* arrays move by ioctl retry (B4) */
 #define KEVENT_FEAT_STRICT		0x20	/* KEVENT_ABI_STRICT accepted */
 #define KEVENT_FEAT_FAULT_INJECT	0x40	/* KEVENT_IOC_FAULT answers (tests only) */
+#define KEVENT_FEAT_URING		0x80	/* rev 2: this caller may register a */
+						/* kevent_uring (process memory path) */
 
 /* Index of kevent_info.limits[]: per-uid caps and use (B7). */
 #define KEVENT_LIMIT_QUEUES		0
@@ -231,11 +302,22 @@ struct kevent_info {
 	__u64 live_kevents;
 	__u64 live_waiters;
 	/* KEVENT_INFO_SIZE_VER1: filled when size covers it */
-	__u32 queue_parked;		/* GET_EVENTS calls parked on this queue now */
+	__u32 queue_parked;		/* GET_EVENTS and WAIT calls parked on this queue now */
 	__u32 __pad1;			/* 0 */
+	/* KEVENT_INFO_SIZE_VER2: filled when size covers it */
+	__u32 abi_lowest;		/* lowest SET_ABI level served (1) */
+	__u32 queue_revision;		/* this queue's level: 1 until SET_ABI */
+	__u32 queue_abi_flags;		/* this queue's KEVENT_ABI_* flags */
+	__u32 ring_num;			/* slots of the registered kevent_uring, 0: none */
+	__u32 ring_kidx;		/* the backend's kidx, uidx and over */
+	__u32 ring_uidx;
+	__u32 ring_over;
+	__u32 ring_faults;		/* KEVENT_IOC_WAIT calls whose ring write */
+					/* faulted (events requeued, D41) */
 };
 #define KEVENT_INFO_SIZE_VER0		152
 #define KEVENT_INFO_SIZE_VER1		160
+#define KEVENT_INFO_SIZE_VER2		192
 
 /* KEVENT_IOC_RING_SHM (CUSE and fuse; the module answers -ENOTTY). */
 struct kevent_ring_shm {
@@ -248,10 +330,13 @@ struct kevent_ring_shm {
 
 /*
  * KEVENT_IOC_SET_ABI (A12): selects the behaviour level (revision) of this
- * queue; accepted only before the first KEVENT_IOC_CTL on the queue (-EBUSY
- * after).  revision must be one the backend serves (-EINVAL otherwise): 1 up
- * to INFO's abi_revision; today that is 1 only.  KEVENT_ABI_STRICT makes the 2006 fields
- * strict too: unknown req_flags bits fail that entry with -EINVAL.
+ * queue; accepted only before the first KEVENT_IOC_CTL or KEVENT_IOC_RING_INIT
+ * on the queue (-EBUSY after).  revision must be one the backend serves
+ * (-EINVAL otherwise): INFO's abi_lowest up to abi_revision.
+ * KEVENT_ABI_STRICT makes the 2006 fields strict too: unknown req_flags bits
+ * fail that entry with -EINVAL.  KEVENT_ABI_EINTR (revision 2 only, -EINVAL
+ * with 1): a signal ends a blocked GET_EVENTS or WAIT of this queue with
+ * -EINTR instead of returning what is ready (D22; docs/abi.md D47).
  */
 struct kevent_set_abi {
 	__u32 revision;
@@ -260,7 +345,53 @@ struct kevent_set_abi {
 };
 #define KEVENT_SET_ABI_SIZE_VER0	16
 #define KEVENT_ABI_STRICT		0x1
-#define KEVENT_ABI_FLAGS		KEVENT_ABI_STRICT
+#define KEVENT_ABI_EINTR		0x2
+#define KEVENT_ABI_FLAGS		(KEVENT_ABI_STRICT | KEVENT_ABI_EINTR)
+
+/*
+ * Revision 2 (docs/abi.md 2.11-2.13).  On a revision-1 queue each of these
+ * answers -ENOTTY, as before revision 2 existed: a revision-1 queue sees
+ * exactly take13 (docs/abi.md D40).
+ *
+ * KEVENT_IOC_RING_INIT: register the queue's kevent_uring (once: -EBUSY
+ * after).  ring 0 with num 0: no ring, returns 0.  One without the other,
+ * num 1, num > KEVENT_URING_MAX, ring not 8-byte aligned, flags != 0:
+ * -EINVAL.  The whole ring not writable: -EFAULT.  A caller whose memory the
+ * backend cannot write (CUSE retry path, INFO without KEVENT_FEAT_URING):
+ * -EPERM.  Returns 0.
+ */
+struct kevent_ring_init {
+	__u64 ring;			/* user address of struct kevent_uring */
+	__u32 num;			/* slots */
+	__u32 flags;			/* none yet: 0 */
+};
+#define KEVENT_RING_INIT_SIZE_VER0	16
+
+/*
+ * KEVENT_IOC_WAIT: kevent_wait(fd, num, old_uidx, timeout, flags).  Returns
+ * 0 at once when old_uidx is not the backend's uidx; else waits (timeout,
+ * flags: KEVENT_FLAGS_*) for a ready kevent and a free slot, copies up to
+ * min(num, free slots) ready kevents into the ring and returns how many.
+ */
+struct kevent_wait_arg {
+	__u32 num;
+	__u32 old_uidx;
+	struct kevent_timespec timeout;
+	__u32 flags;			/* KEVENT_FLAGS_* */
+	__u32 ioc_flags;		/* KEVENT_GET_NONBLOCK only */
+};
+#define KEVENT_WAIT_ARG_SIZE_VER0	32
+
+/*
+ * KEVENT_IOC_COMMIT: kevent_commit(fd, new_uidx, over).  Returns the number
+ * of slots freed; 0 without a ring.  -EINVAL: new_uidx >= num or past the
+ * backend's kidx; -EOVERFLOW: over is stale (docs/abi.md 5.7).
+ */
+struct kevent_commit_arg {
+	__u32 new_uidx;
+	__u32 over;
+};
+#define KEVENT_COMMIT_ARG_SIZE_VER0	8
 
 /*
  * KEVENT_IOC_FAULT: fault injection on this queue, for test suites; outside
@@ -284,6 +415,9 @@ struct kevent_fault {
 #define KEVENT_IOC_NR_RING_SHM		0x03
 #define KEVENT_IOC_NR_SET_ABI		0x04
 #define KEVENT_IOC_NR_FAULT		0x05
+#define KEVENT_IOC_NR_RING_INIT		0x06
+#define KEVENT_IOC_NR_WAIT		0x07
+#define KEVENT_IOC_NR_COMMIT		0x08
 
 #define KEVENT_IOC_INFO		_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, struct kevent_info)
 #define KEVENT_IOC_CTL		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg)
@@ -291,6 +425,9 @@ struct kevent_fault {
 #define KEVENT_IOC_RING_SHM	_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_RING_SHM, struct kevent_ring_shm)
 #define KEVENT_IOC_SET_ABI	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_SET_ABI, struct kevent_set_abi)
 #define KEVENT_IOC_FAULT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_FAULT, struct kevent_fault)
+#define KEVENT_IOC_RING_INIT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_RING_INIT, struct kevent_ring_init)
+#define KEVENT_IOC_WAIT		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_WAIT, struct kevent_wait_arg)
+#define KEVENT_IOC_COMMIT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_COMMIT, struct kevent_commit_arg)
 
 /* The cap on any wrapper struct a caller may pass: -E2BIG beyond it. */
 #define KEVENT_IOC_ARG_MAX		1024
