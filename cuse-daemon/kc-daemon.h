@@ -54,6 +54,8 @@ unsigned int kc_files_release_all(void);
 /* A new queue of the caller; node: the FUSE node id (0 on CUSE). */
 void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node);
 void kc_file_release(fuse_req_t req, struct fuse_file_info *fi);
+/* FUSE READ: the ring's bytes as last sent to the kernel (kc-fring.c). */
+void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off);
 void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 void kc_file_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		   unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz);

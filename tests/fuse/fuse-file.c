@@ -8,6 +8,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +52,12 @@ Test(fuse, info_reports_the_fuse_backend)
 	memset(&info, 0, sizeof(info));
 	cr_assert_eq(ioctl(fd, KEVENT_IOC_INFO, &info), 0);
 	cr_assert_eq(info.backend, (__u32)KEVENT_BACKEND_FUSE);
-	/* This increment: the ring is the RING_SHM object, arrays by process memory. */
+	/* The ring maps both ways, the arrays move by process memory only. */
 	cr_assert(info.features & KEVENT_FEAT_RING_SHM, "features %#x", info.features);
+	cr_assert(info.features & KEVENT_FEAT_RING_MMAP, "features %#x", info.features);
 	cr_assert(info.features & KEVENT_FEAT_PROCESS_VM, "features %#x", info.features);
-	cr_assert_not(info.features & (KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_RETRY_PATH),
-		      "no raw mmap and no retry rounds on a FUSE file: features %#x", info.features);
+	cr_assert_not(info.features & KEVENT_FEAT_RETRY_PATH,
+		      "no retry rounds on a FUSE file: features %#x", info.features);
 	cr_assert_eq(info.max_ctl_num, 4095u);
 	close(fd);
 }
@@ -86,27 +90,271 @@ Test(fuse, reopen_of_a_live_node_is_ebusy)
 	close(fd);
 }
 
-/* direct_io: no page cache, so mmap fails as on CUSE (RING_SHM is the ring). */
-Test(fuse, raw_mmap_is_enodev)
+/* ---- the ring as the file's page cache (abi.md section 9) ---- */
+
+static int ctl1(int fd, unsigned int cmd, struct ukevent *uk)
+{
+	struct kevent_ctl_arg a = { .cmd = cmd, .num = 1, .events = (uintptr_t)uk };
+
+	return ioctl(fd, KEVENT_IOC_CTL, &a);
+}
+
+static int get_events(int fd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
+		      struct ukevent *out)
+{
+	struct kevent_get_events_arg a = {
+		.min_nr = min_nr, .max_nr = max_nr, .timeout_ns = timeout_ns,
+		.events = (uintptr_t)out,
+	};
+
+	return ioctl(fd, KEVENT_IOC_GET_EVENTS, &a);
+}
+
+/* A ONESHOT timer of ms milliseconds whose id.raw[1] is seq. */
+static void add_timer(int fd, unsigned int ms, __u32 seq)
+{
+	struct ukevent uk;
+
+	memset(&uk, 0, sizeof(uk));
+	uk.id.raw[0] = ms;
+	uk.id.raw[1] = seq;
+	uk.type = KEVENT_TIMER;
+	uk.event = KEVENT_TIMER_FIRED;
+	uk.req_flags = KEVENT_REQ_ONESHOT;
+	cr_assert_eq(ctl1(fd, KEVENT_CTL_ADD, &uk), 0, "ADD timer: %s", strerror(errno));
+}
+
+static const unsigned char *map_file(int fd)
+{
+	const unsigned char *p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+
+	cr_assert(p != MAP_FAILED, "mmap() of the FUSE file: %s", strerror(errno));
+	return p;
+}
+
+static __u32 ring_index(const unsigned char *ring)
+{
+	return __atomic_load_n((const __u32 *)ring, __ATOMIC_ACQUIRE);
+}
+
+static const struct mukevent *ring_slot(const unsigned char *ring, unsigned int s)
+{
+	return (const struct mukevent *)(ring + KEVENT_RING_SLOT_OFFSET(s));
+}
+
+/* Wait (bounded, 5 s) until the mapping's index is want. */
+static int await_index(const unsigned char *ring, __u32 want)
+{
+	for (int i = 0; i < 5000 && ring_index(ring) != want; i++)
+		usleep(1000);
+	return ring_index(ring) == want;
+}
+
+/* The page cache is the ring: a plain mmap() maps it, and a fire shows. */
+Test(fuse, raw_mmap_maps_the_ring)
 {
 	int fd = fuse_open(O_RDWR);
-	void *p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	const unsigned char *ring = map_file(fd);
+	struct ukevent out[2];
 
-	cr_assert(p == MAP_FAILED, "mmap() of the FUSE file succeeded");
-	cr_assert_eq(errno, ENODEV, "mmap: %s", strerror(errno));
+	cr_assert_eq(ring_index(ring), 0u, "fresh queue");
+	add_timer(fd, 5, 77);
+	cr_assert_eq(get_events(fd, 1, 2, 5000000000ULL, out), 1);
+	cr_assert(await_index(ring, 1), "index %u after one fire", ring_index(ring));
+	cr_assert_eq(ring_slot(ring, 0)->id.raw[0], 5u);
+	cr_assert_eq(ring_slot(ring, 0)->id.raw[1], 77u);
+	cr_assert_eq(ring_slot(ring, 0)->ret_flags, (__u32)KEVENT_RET_DONE);
+	munmap((void *)ring, KEVENT_RING_SIZE);
 	close(fd);
 }
 
-Test(fuse, read_and_write_are_einval)
+/*
+ * abi.md section 9: FUSE never tells the daemon about mmap(), so the A10
+ * and D23 refusals cannot hold: private, writable shared, offset and long
+ * mappings all succeed, and only the ring's bytes are ever in them.
+ */
+Test(fuse, mmap_refusals_do_not_hold)
 {
 	int fd = fuse_open(O_RDWR);
-	char buf[16] = "";
+	void *p;
 
-	cr_assert_eq(read(fd, buf, sizeof(buf)), -1);
-	cr_assert_eq(errno, EINVAL, "read: %s", strerror(errno));
+	p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert(p != MAP_FAILED, "MAP_PRIVATE: %s", strerror(errno));
+	munmap(p, KEVENT_RING_SIZE);
+	p = mmap(NULL, KEVENT_RING_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, KEVENT_RING_PAGE_SIZE);
+	cr_assert(p != MAP_FAILED, "offset 4096: %s", strerror(errno));
+	munmap(p, KEVENT_RING_PAGE_SIZE);
+	p = mmap(NULL, KEVENT_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert(p != MAP_FAILED, "PROT_WRITE MAP_SHARED: %s", strerror(errno));
+	munmap(p, KEVENT_RING_SIZE);
+	close(fd);
+}
+
+/*
+ * abi.md section 9: read() is the page cache's, so it returns the ring's
+ * bytes (D15 cannot hold); write() is EINVAL and never reaches the ring;
+ * the file is not seekable (pread ESPIPE), as the 2006 device.
+ */
+Test(fuse, read_is_the_ring_write_is_einval)
+{
+	int fd = fuse_open(O_RDWR);
+	const unsigned char *ring = map_file(fd);
+	struct ukevent out[2];
+	char buf[16] = "";
+	__u32 head[2] = { 7, 7 };
+
+	add_timer(fd, 2, 1);
+	cr_assert_eq(get_events(fd, 1, 2, 5000000000ULL, out), 1);
+	cr_assert(await_index(ring, 1));
 	cr_assert_eq(write(fd, buf, sizeof(buf)), -1);
 	cr_assert_eq(errno, EINVAL, "write: %s", strerror(errno));
+	cr_assert_eq(pread(fd, head, sizeof(head), 0), -1);
+	cr_assert_eq(errno, ESPIPE, "pread: %s", strerror(errno));
+	cr_assert_eq(read(fd, head, sizeof(head)), (ssize_t)sizeof(head), "read: %s",
+		     strerror(errno));
+	cr_assert_eq(head[0], 1u, "read() of the index after one fire");
+	cr_assert_eq(head[1], 0u, "the padding after the index");
+	/* Nothing written reached the ring. */
+	cr_assert_eq(ring_index(ring), 1u);
+	munmap((void *)ring, KEVENT_RING_SIZE);
 	close(fd);
+}
+
+/* B5: each open is its own inode, so its own page cache and its own ring. */
+Test(fuse, two_queues_two_rings)
+{
+	int a = fuse_open(O_RDWR), b = fuse_open(O_RDWR);
+	const unsigned char *ra = map_file(a), *rb = map_file(b);
+	struct ukevent out[2];
+
+	add_timer(a, 3, 1);
+	cr_assert_eq(get_events(a, 1, 2, 5000000000ULL, out), 1);
+	cr_assert(await_index(ra, 1));
+	cr_assert_eq(ring_index(rb), 0u, "queue b's ring shows queue a's fire");
+	add_timer(b, 4, 2);
+	add_timer(b, 4, 3);
+	cr_assert_eq(get_events(b, 2, 2, 5000000000ULL, out), 2);
+	cr_assert(await_index(rb, 2));
+	cr_assert_eq(ring_index(ra), 1u, "queue a's ring shows queue b's fires");
+	munmap((void *)ra, KEVENT_RING_SIZE);
+	munmap((void *)rb, KEVENT_RING_SIZE);
+	close(a);
+	close(b);
+}
+
+/* Eviction under load (below): the shared state of its three threads. */
+struct evict_run {
+	int fd;
+	const unsigned char *ring;
+	atomic_uint fired;		/* events dequeued: their slots are written */
+	atomic_int done;
+	unsigned int evicted;		/* passes that found page 0 gone */
+	char err[160];
+};
+
+/* Drop the pages: unmap ours, then ask the kernel to drop the clean cache. */
+static void *evictor(void *arg)
+{
+	struct evict_run *e = arg;
+	unsigned char vec[KEVENT_RING_PAGES];
+
+	while (!atomic_load(&e->done)) {
+		madvise((void *)e->ring, KEVENT_RING_SIZE, MADV_DONTNEED);
+		posix_fadvise(e->fd, 0, KEVENT_RING_SIZE, POSIX_FADV_DONTNEED);
+		if (!mincore((void *)e->ring, KEVENT_RING_SIZE, vec) && !(vec[0] & 1))
+			e->evicted++;
+		usleep(200);
+	}
+	return NULL;
+}
+
+/* The abi.md 5.4 reader: every slot, once, in order, none from the future. */
+static void *reader(void *arg)
+{
+	struct evict_run *e = arg;
+	__u32 old = 0, seen = 0;
+
+	while (!e->err[0]) {
+		int last = atomic_load(&e->done);
+		__u32 now = ring_index(e->ring), fired = atomic_load(&e->fired);
+		__u32 adv = (now - old) % KEVENT_MAX_EVENTS;
+
+		/*
+		 * fired is read after the index: the index can be at most the
+		 * one fire ahead whose GET_EVENTS has not returned yet.
+		 */
+		if (seen + adv > fired + 1) {
+			snprintf(e->err, sizeof(e->err),
+				 "index went %u -> %u with %u seen and %u fired: torn or stepped back",
+				 old, now, seen, fired);
+			break;
+		}
+		for (; old != now; old = (old + 1) % KEVENT_MAX_EVENTS, seen++) {
+			const struct mukevent *m = ring_slot(e->ring, old);
+
+			if (m->id.raw[0] != 1 || m->id.raw[1] != seen ||
+			    m->ret_flags != KEVENT_RET_DONE) {
+				snprintf(e->err, sizeof(e->err),
+					 "slot %u: id {%u, %u} flags %#x, want {1, %u} DONE", old,
+					 m->id.raw[0], m->id.raw[1], m->ret_flags, seen);
+				break;
+			}
+		}
+		if (last && seen == atomic_load(&e->fired))
+			break;
+		if (old == now)
+			usleep(50);	/* two cores: leave the fires their time */
+		if (last && !await_index(e->ring, atomic_load(&e->fired) % KEVENT_MAX_EVENTS)) {
+			snprintf(e->err, sizeof(e->err), "index %u, want %u at the end",
+				 ring_index(e->ring), atomic_load(&e->fired));
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Clean pages may be evicted and re-read at any time: while fires flow
+ * (one ONESHOT timer at a time, id.raw[1] counting), a thread drops the
+ * pages again and again, and the reader of abi.md 5.4 must still see
+ * every slot in order, the index never torn, never stepping back.  1500
+ * fires cross five pages of slots.
+ */
+Test(fuse, eviction_keeps_every_slot_in_order, .timeout = 120)
+{
+	struct evict_run e = { .fd = fuse_open(O_RDONLY) };
+	struct ukevent out[2];
+	pthread_t ev, rd;
+
+	e.ring = map_file(e.fd);
+	cr_assert_eq(pthread_create(&ev, NULL, evictor, &e), 0);
+	cr_assert_eq(pthread_create(&rd, NULL, reader, &e), 0);
+	for (__u32 i = 0; i < 1500 && !e.err[0]; i++) {
+		add_timer(e.fd, 1, i);
+		cr_assert_eq(get_events(e.fd, 1, 2, 5000000000ULL, out), 1, "fire %u", i);
+		atomic_store(&e.fired, i + 1);
+	}
+	atomic_store(&e.done, 1);
+	pthread_join(rd, NULL);
+	pthread_join(ev, NULL);
+	cr_assert_eq(e.err[0], 0, "%s", e.err);
+	cr_assert_gt(e.evicted, 0u, "the pages were never evicted: the test tested nothing");
+	cr_log_info("page 0 found evicted %u times", e.evicted);
+	munmap((void *)e.ring, KEVENT_RING_SIZE);
+	close(e.fd);
+}
+
+/* The mapping holds the file: the queue lives on after close() (A10, B6). */
+Test(fuse, mapping_outlives_close)
+{
+	int fd = fuse_open(O_RDWR);
+	const unsigned char *ring = map_file(fd);
+
+	add_timer(fd, 50, 9);
+	close(fd);
+	cr_assert(await_index(ring, 1), "no fire after close(): index %u", ring_index(ring));
+	cr_assert_eq(ring_slot(ring, 0)->id.raw[1], 9u);
+	munmap((void *)ring, KEVENT_RING_SIZE);
 }
 
 /* The file never changes: setattr is refused. */

@@ -22,7 +22,9 @@ daemon must be alive.  Then SIGTERM, while a file is held open and the
 stop witness (tests/vm/stop-witness, D20) has two GET_EVENTS calls parked:
 those must be answered, the daemon must exit 0 (under ASan a leak or an
 error is a non-zero exit), the held file must fail ENOTCONN (abi.md
-section 9), the mount must be gone and the ring directory removed.
+section 9), a child that kept the ring mapped across the stop must get
+SIGBUS when it touches a page it evicted (abi.md section 9), the mount
+must be gone and the ring directory removed.
 
 Prints TAP on stdout (one line per test, counted by tests/summary) and the
 table `<backend>  <suite>/<test>  pass|fail|skip [reason]` (design.md C3)
@@ -32,6 +34,7 @@ refused, it prints `1..0 # SKIP reason` and exits 77.
 import argparse
 import errno
 import fcntl
+import mmap
 import os
 import re
 import signal
@@ -179,6 +182,7 @@ class Daemon:
             held = os.open(self.device, os.O_RDWR | os.O_CLOEXEC)
         except OSError:
             pass
+        mapped = MappedChild(self.device)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
@@ -196,6 +200,7 @@ class Daemon:
         if held is not None:
             rows.add(*held_file_after_stop(held))
             os.close(held)
+        rows.add(*mapped.after_stop())
         if wit:
             end_witness(wit, rows)
         if mounted(self.mnt):
@@ -243,6 +248,55 @@ def end_witness(wit, rows):
         rows.add('stop/parked_calls_answered', 'pass')
     else:
         rows.add('stop/parked_calls_answered', 'fail', f'exit status {rc}: {last_line(log)}')
+
+
+class MappedChild:
+    """A child holding the ring mapped across the stop (abi.md 9): once the
+    daemon is gone, a page evicted and touched again raises SIGBUS."""
+
+    def __init__(self, device):
+        self.pid = None
+        rd, self.go = os.pipe()
+        ready, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(self.go)
+            os.close(ready)
+            try:
+                fd = os.open(device, os.O_RDONLY)
+                m = mmap.mmap(fd, 69632, mmap.MAP_SHARED, mmap.PROT_READ)
+                m[0]	# page 0 in the page cache and mapped
+                os.write(wr, b'r')
+                os.read(rd, 1)
+                m.madvise(mmap.MADV_DONTNEED)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                m[0]	# a READ to a dead daemon: SIGBUS
+                os._exit(0)
+            except BaseException:
+                os._exit(3)
+        os.close(rd)
+        os.close(wr)
+        if os.read(ready, 1) == b'r':
+            self.pid = pid
+        else:
+            os.waitpid(pid, 0)
+        os.close(ready)
+
+    def after_stop(self):
+        name = 'stop/mapped_page_sigbus'
+        if self.pid is None:
+            os.close(self.go)
+            return (name, 'fail', 'the child could not map the ring before the stop')
+        os.write(self.go, b'g')
+        os.close(self.go)
+        _, st = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS:
+            return (name, 'pass')
+        if os.WIFSIGNALED(st):
+            return (name, 'fail', f'child killed by signal {os.WTERMSIG(st)}, want SIGBUS')
+        return (name, 'fail', f'child exit status {os.WEXITSTATUS(st)}: the evicted page '
+                'read back after the daemon was gone' if os.WEXITSTATUS(st) == 0 else
+                f'child exit status {os.WEXITSTATUS(st)}')
 
 
 def held_file_after_stop(fd):
