@@ -145,6 +145,14 @@ static void kc_queue_unlink(struct kc_queue *kq)
 	pthread_mutex_unlock(&kc_files.lock);
 }
 
+static void kc_poll_wake(void *arg)
+{
+	struct fuse_pollhandle *ph = arg;
+
+	fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
 /* The core says the queue became ready: wake the kernel's poll waiters. */
 static void kc_notify(void *ctx)
 {
@@ -155,10 +163,16 @@ static void kc_notify(void *ctx)
 	ph = kq->ph;
 	kq->ph = NULL;
 	pthread_mutex_unlock(&kq->ph_lock);
-	if (ph) {
-		fuse_lowlevel_notify_poll(ph);
-		fuse_pollhandle_destroy(ph);
-	}
+	/* FUSE: once the slot is in the file's pages (kc-fring.c). */
+	if (ph && (!kq->fring || kc_fring_after(kq->fring, kc_poll_wake, ph)))
+		kc_poll_wake(ph);
+}
+
+int kc_file_ring_after(void *file, void (*fn)(void *), void *arg)
+{
+	struct kc_queue *kq = file;
+
+	return kq && kq->fring ? kc_fring_after(kq->fring, fn, arg) : 1;
 }
 
 static void kc_queue_free(struct kc_queue *kq)
@@ -283,6 +297,35 @@ void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t 
 	kc_fring_read(req, kq->fring, size, off);
 }
 
+struct kc_late_poll {
+	fuse_req_t req;
+	unsigned int mask;
+};
+
+static void kc_late_poll(void *arg)
+{
+	struct kc_late_poll *l = arg;
+
+	fuse_reply_poll(l->req, l->mask);
+	free(l);
+}
+
+/* FUSE: "readable" only once the ready events' slots are in the file's pages. */
+static void kc_poll_reply(fuse_req_t req, struct kc_queue *kq, unsigned int mask)
+{
+	struct kc_late_poll *l = NULL;
+
+	if (kq->fring && mask)
+		l = malloc(sizeof(*l));
+	if (l) {
+		*l = (struct kc_late_poll){ req, mask };
+		if (!kc_fring_after(kq->fring, kc_late_poll, l))
+			return;
+		free(l);
+	}
+	fuse_reply_poll(req, mask);
+}
+
 void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
@@ -297,7 +340,7 @@ void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhan
 	}
 	if (old)
 		fuse_pollhandle_destroy(old);
-	fuse_reply_poll(req, kqueue_poll(kq->q));
+	kc_poll_reply(req, kq, kqueue_poll(kq->q));
 }
 
 /* ---- ioctl ---- */

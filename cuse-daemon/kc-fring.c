@@ -19,6 +19,11 @@
  *    are copied and stored first, then the index word alone (4 aligned
  *    bytes), so the index only moves forward and a reader that acquires it
  *    finds its slots (abi.md 5.4).
+ *  - What a caller hears of is in the pages: a GET_EVENTS reply with
+ *    events and a poll wake-up wait for the next pass (kc_fring_after),
+ *    run by the flusher right after its stores, so a reader that reads
+ *    the index after either finds the slots (abi.md 5.4 and 5.5), as on
+ *    the module, where the slot is written before the event is ready.
  *  - Before the first READ no page of the file can be up to date (a store
  *    never covers a whole page then), so stores are skipped until then:
  *    a queue nobody maps costs no page cache.  A READ is followed by a
@@ -51,9 +56,16 @@ struct kc_fring {
 	atomic_int refs;
 	atomic_int read_seen;		/* a READ came: the file is in use */
 	/* Under fl.lock. */
+	struct kc_fring_cb *cbs;	/* to run after the next pass */
 	struct kc_fring *next;
 	int queued;
 	size_t lo, hi;			/* dirty bytes; hi 0: none */
+};
+
+struct kc_fring_cb {
+	struct kc_fring_cb *next;
+	void (*fn)(void *);
+	void *arg;
 };
 
 static struct {
@@ -104,13 +116,9 @@ void kc_fring_free(struct kc_fring *fr)
 	kc_fring_put(fr);
 }
 
-void kc_fring_written(struct kc_fring *fr, size_t off, size_t len)
+/* fl.lock held: fr on the dirty list (once), with a reference for it. */
+static void kc_fring_queue(struct kc_fring *fr)
 {
-	pthread_mutex_lock(&fl.lock);
-	if (!fr->hi || off < fr->lo)
-		fr->lo = off;
-	if (off + len > fr->hi)
-		fr->hi = off + len;
 	if (!fr->queued) {
 		fr->queued = 1;
 		atomic_fetch_add(&fr->refs, 1);
@@ -122,7 +130,52 @@ void kc_fring_written(struct kc_fring *fr, size_t off, size_t len)
 		fl.tail = fr;
 		pthread_cond_signal(&fl.cond);
 	}
+}
+
+void kc_fring_written(struct kc_fring *fr, size_t off, size_t len)
+{
+	pthread_mutex_lock(&fl.lock);
+	if (!fr->hi || off < fr->lo)
+		fr->lo = off;
+	if (off + len > fr->hi)
+		fr->hi = off + len;
+	kc_fring_queue(fr);
 	pthread_mutex_unlock(&fl.lock);
+}
+
+int kc_fring_after(struct kc_fring *fr, void (*fn)(void *), void *arg)
+{
+	struct kc_fring_cb *cb, **end;
+
+	if (!atomic_load(&fr->read_seen))
+		return 1;
+	cb = malloc(sizeof(*cb));
+	if (!cb)
+		return 1;
+	*cb = (struct kc_fring_cb){ .fn = fn, .arg = arg };
+	pthread_mutex_lock(&fl.lock);
+	if (!fl.started || fl.stop) {
+		pthread_mutex_unlock(&fl.lock);
+		free(cb);
+		return 1;
+	}
+	for (end = &fr->cbs; *end; end = &(*end)->next)
+		;
+	*end = cb;	/* in order: replies and wake-ups as the core gave them */
+	kc_fring_queue(fr);
+	pthread_mutex_unlock(&fl.lock);
+	return 0;
+}
+
+static void kc_fring_run_cbs(struct kc_fring_cb *cb)
+{
+	while (cb) {
+		struct kc_fring_cb *next = cb->next;
+
+		cb->fn(cb->arg);
+		free(cb);
+		cb = next;
+	}
 }
 
 void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
@@ -203,6 +256,7 @@ static void *kc_flusher(void *unused)
 	pthread_mutex_lock(&fl.lock);
 	for (;;) {
 		struct kc_fring *fr;
+		struct kc_fring_cb *cbs;
 		size_t lo, hi;
 
 		while (!fl.head && !fl.stop)
@@ -217,10 +271,14 @@ static void *kc_flusher(void *unused)
 		lo = fr->lo;
 		hi = fr->hi;
 		fr->lo = fr->hi = 0;
+		/* Asked for before this pass loads the index: run after it. */
+		cbs = fr->cbs;
+		fr->cbs = NULL;
 		pthread_mutex_unlock(&fl.lock);
 		/* At stop the queues are gone or going: nothing left to show. */
 		if (!fl.stop)
 			kc_fring_flush(fr, lo, hi);
+		kc_fring_run_cbs(cbs);
 		kc_fring_put(fr);
 		pthread_mutex_lock(&fl.lock);
 	}

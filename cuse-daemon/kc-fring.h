@@ -26,6 +26,16 @@ void kc_fring_free(struct kc_fring *fr);
 /* The core's ring_written(): mark [off, off + len) and wake the flusher. */
 void kc_fring_written(struct kc_fring *fr, size_t off, size_t len);
 
+/*
+ * Run fn(arg) on the flusher once the ring as it is now is in the file's
+ * pages (after the next pass that starts from here): a GET_EVENTS reply
+ * or a poll wake-up, so that an event a caller hears of has its slot in
+ * the mapping, as on the module.  Returns 0 when deferred; 1 when the
+ * caller runs fn itself now (nobody has touched the pages yet, or no
+ * memory).  fn must not block and must not need the queue.
+ */
+int kc_fring_after(struct kc_fring *fr, void (*fn)(void *), void *arg);
+
 /* Answer a FUSE READ of [off, off + size) from the image last sent. */
 void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off);
 

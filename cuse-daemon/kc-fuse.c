@@ -115,6 +115,66 @@ static int kc_fuse_clean_stale(const char *given)
 	return 0;
 }
 
+/* ---- --link PATH: a symlink to DIR/kevent ---- */
+
+static char kc_fuse_target[PATH_MAX + 8];
+
+/*
+ * A symlink, never a bind mount: a bind mount (like a reopen through
+ * /proc/self/fd) reaches the same inode without a lookup, while a symlink
+ * is resolved by a fresh lookup per open, so each open through it is still
+ * its own inode and queue.  Only a symlink may be replaced (a stale one of
+ * a killed run); a device node or file there is refused at start.
+ */
+static int kc_fuse_link_check(void)
+{
+	struct stat st;
+
+	if (!kd.opts.link || lstat(kd.opts.link, &st))
+		return 0;
+	if (!S_ISLNK(st.st_mode)) {
+		kc_err("--link %s: exists and is no symlink (a CUSE or module /dev/kevent?); "
+		       "not replaced", kd.opts.link);
+		return KC_EXIT_UNAVAILABLE;
+	}
+	return 0;
+}
+
+static int kc_fuse_link_make(void)
+{
+	if (!kd.opts.link)
+		return 0;
+	snprintf(kc_fuse_target, sizeof(kc_fuse_target), "%s/%s", kd.opts.fuse_dir, KC_FUSE_FILE);
+	if (kc_fuse_link_check())
+		return KC_EXIT_UNAVAILABLE;
+	if (unlink(kd.opts.link) && errno != ENOENT) {
+		kc_err("--link %s: cannot remove the old symlink: %s", kd.opts.link, strerror(errno));
+		return KC_EXIT_UNAVAILABLE;
+	}
+	if (symlink(kc_fuse_target, kd.opts.link)) {
+		kc_err("--link %s: %s", kd.opts.link, strerror(errno));
+		return KC_EXIT_UNAVAILABLE;
+	}
+	kc_info("%s -> %s", kd.opts.link, kc_fuse_target);
+	return 0;
+}
+
+/* At the stop: only if it is still ours (nobody replaced it meanwhile). */
+static void kc_fuse_link_remove(void)
+{
+	char buf[sizeof(kc_fuse_target)];
+	ssize_t n;
+
+	if (!kd.opts.link)
+		return;
+	n = readlink(kd.opts.link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return;
+	buf[n] = 0;
+	if (!strcmp(buf, kc_fuse_target))
+		unlink(kd.opts.link);
+}
+
 int kc_fuse_preflight(void)
 {
 	char parent[PATH_MAX + 4];
@@ -139,7 +199,7 @@ int kc_fuse_preflight(void)
 		return KC_EXIT_UNAVAILABLE;
 	}
 	kd.opts.fuse_dir = kc_fuse_dir;
-	return 0;
+	return kc_fuse_link_check();
 }
 
 /* ---- the filesystem: one directory, one file ---- */
@@ -351,11 +411,18 @@ int kc_fuse_serve(void)
 		kc_fuse_unmount(se);
 		return KC_EXIT_OSERR;
 	}
+	err = kc_fuse_link_make();
+	if (err) {
+		kc_fuse_unmount(se);
+		return err;
+	}
 	if (kc_flusher_start(se)) {
+		kc_fuse_link_remove();
 		kc_fuse_unmount(se);
 		return KC_EXIT_OSERR;
 	}
 	err = kc_session_run(se, "FUSE");
+	kc_fuse_link_remove();
 	/* After the queues are gone (kc_session_run's stop), before the session. */
 	kc_flusher_stop();
 	kc_fuse_unmount(se);

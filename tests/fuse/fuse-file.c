@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -242,6 +243,35 @@ Test(fuse, two_queues_two_rings)
 	close(b);
 }
 
+/*
+ * abi.md 5.5: an event a caller hears of has its slot in the mapping, as on
+ * the module (there the slot is written before the event is ready): the
+ * daemon answers GET_EVENTS and poll() only once the store is in.  No wait
+ * between the answer and the look at the index.
+ */
+Test(fuse, answered_events_are_in_the_mapping)
+{
+	int fd = fuse_open(O_RDWR);
+	const unsigned char *ring = map_file(fd);
+	struct ukevent out[2];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	for (__u32 i = 0; i < 300; i++) {
+		add_timer(fd, 1, i);
+		if (i % 2) {
+			cr_assert_eq(poll(&pfd, 1, 5000), 1, "poll %u", i);
+			cr_assert_eq(ring_index(ring), i + 1, "poll() said readable, index %u, want %u",
+				     ring_index(ring), i + 1);
+		}
+		cr_assert_eq(get_events(fd, 1, 2, 5000000000ULL, out), 1, "fire %u", i);
+		cr_assert_eq(ring_index(ring), i + 1, "GET_EVENTS answered, index %u, want %u",
+			     ring_index(ring), i + 1);
+		cr_assert_eq(ring_slot(ring, i)->id.raw[1], i);
+	}
+	munmap((void *)ring, KEVENT_RING_SIZE);
+	close(fd);
+}
+
 /* Eviction under load (below): the shared state of its three threads. */
 struct evict_run {
 	int fd;
@@ -355,6 +385,62 @@ Test(fuse, mapping_outlives_close)
 	cr_assert(await_index(ring, 1), "no fire after close(): index %u", ring_index(ring));
 	cr_assert_eq(ring_slot(ring, 0)->id.raw[1], 9u);
 	munmap((void *)ring, KEVENT_RING_SIZE);
+}
+
+/* ---- the --link alias (a symlink, never a bind mount) ---- */
+
+static const char *alias(void)
+{
+	const char *l = getenv("KEVENT_FUSE_LINK");
+
+	if (!l || !*l)
+		cr_skip_test("no KEVENT_FUSE_LINK: the daemon runs without --link here");
+	return l;
+}
+
+/* Every open through the symlink is a fresh lookup: its own inode and queue. */
+Test(fuse, alias_opens_a_queue_of_its_own)
+{
+	const char *l = alias();
+	int a = open(l, O_RDWR | O_CLOEXEC), b = open(l, O_RDWR | O_CLOEXEC);
+	int direct = fuse_open(O_RDWR);
+	struct kevent_info info;
+	struct stat sa, sb, sd, sl;
+
+	cr_assert(a >= 0 && b >= 0, "open %s: %s", l, strerror(errno));
+	cr_assert_eq(lstat(l, &sl), 0);
+	cr_assert(S_ISLNK(sl.st_mode), "%s is no symlink", l);
+	memset(&info, 0, sizeof(info));
+	cr_assert_eq(ioctl(a, KEVENT_IOC_INFO, &info), 0, "INFO: %s", strerror(errno));
+	cr_assert_eq(info.backend, (__u32)KEVENT_BACKEND_FUSE);
+	cr_assert_eq(fstat(a, &sa), 0);
+	cr_assert_eq(fstat(b, &sb), 0);
+	cr_assert_eq(fstat(direct, &sd), 0);
+	cr_assert_neq(sa.st_ino, sb.st_ino, "two opens of the alias share an inode");
+	cr_assert_neq(sa.st_ino, sd.st_ino, "the alias and the path share an inode");
+	/* Two queues: a kevent on one is not on the other. */
+	add_timer(a, 3600000, 1);
+	memset(&info, 0, sizeof(info));
+	cr_assert_eq(ioctl(b, KEVENT_IOC_INFO, &info), 0);
+	cr_assert_eq(info.queue_kevents, 0u, "the alias's second open sees the first's kevent");
+	close(a);
+	close(b);
+	close(direct);
+}
+
+/* abi.md 7.7: a reopen of an alias-opened fd through /proc/self/fd is EBUSY. */
+Test(fuse, alias_proc_fd_reopen_is_ebusy)
+{
+	const char *l = alias();
+	int fd = open(l, O_RDWR | O_CLOEXEC), again;
+	char path[64];
+
+	cr_assert(fd >= 0, "open %s: %s", l, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	again = open(path, O_RDWR | O_CLOEXEC);
+	cr_assert_eq(again, -1, "a reopen through %s opened a second queue", path);
+	cr_assert_eq(errno, EBUSY, "reopen: %s", strerror(errno));
+	close(fd);
 }
 
 /* The file never changes: setattr is refused. */

@@ -12,10 +12,12 @@ daemon started with --mode 0600 lets root open the file and refuses
 another uid (EACCES, the daemon's own check), and a
 stale mount that a SIGKILLed daemon left on MNT is detached by the next
 start.  That next start is `kevent-cuse --foreground --fuse MNT
---fault-inject` (MNT relative to its cwd) on the killed run's ring
+--fault-inject --link WORK/kevent-alias` (MNT relative to its cwd; a
+stale symlink already at the alias is replaced) on the killed run's ring
 directory.  Against it run each DIR/client-* and each --criterion program
 (tests/fuse/fuse-file: what only fuse does) with --tap
-(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse), each --extra program
+(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse, KEVENT_FUSE_LINK=the
+alias), each --extra program
 (exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
 (-p the daemon, so it checks the daemon's fd count too); after each the
 daemon must be alive.  Then SIGTERM, while a file is held open and the
@@ -138,8 +140,12 @@ def parse_criterion(prog, tap_path, rc, rows):
 
 
 class Daemon:
-    def __init__(self, exe, work, mnt, tag='daemon', relative=False, extra=(), shm=''):
+    def __init__(self, exe, work, mnt, tag='daemon', relative=False, extra=(), shm='',
+                 link=None):
         self.mnt = mnt
+        self.link = link
+        if link:
+            extra = (*extra, '--link', link)
         # One ring directory for every start: the start after the SIGKILL
         # also removes the killed daemon's leftovers.
         self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}{shm}'
@@ -201,6 +207,11 @@ class Daemon:
             rows.add(*held_file_after_stop(held))
             os.close(held)
         rows.add(*mapped.after_stop())
+        if self.link:
+            if os.path.lexists(self.link):
+                rows.add('stop/link_removed', 'fail', f'{self.link} left behind')
+            else:
+                rows.add('stop/link_removed', 'pass')
         if wit:
             end_witness(wit, rows)
         if mounted(self.mnt):
@@ -376,8 +387,10 @@ def leave_stale_mount(exe, work, mnt):
     return 'no stale mount after SIGKILL'
 
 
-def run_program(cmd, device, log):
+def run_program(cmd, device, log, link=None):
     env = dict(os.environ, KEVENT_DEVICE=device, KEVENT_BACKEND=BACKEND)
+    if link:
+        env['KEVENT_FUSE_LINK'] = link	# the daemon's --link alias (fuse-file)
     env.pop('LD_PRELOAD', None)	# no shim: a FUSE file is no CUSE device (design.md B6)
     # In an ASan build the clients are instrumented too; some check that a
     # write to the read-only ring dies of SIGSEGV, which ASan would turn
@@ -404,7 +417,7 @@ def run_clients(d, clients, work, rows):
         # guest's single vCPU.
         if name == 'client-limits':
             cmd.append('--jobs=1')
-        rc = run_program(cmd, d.device, os.path.join(work, name + '.log'))
+        rc = run_program(cmd, d.device, os.path.join(work, name + '.log'), d.link)
         if isinstance(rc, OSError):
             # The static -m32 client on a host without 32-bit execution.
             rows.add(f'{name}/run', 'skip', f'cannot execute here: {rc.strerror}')
@@ -465,7 +478,10 @@ def main():
     os.mkdir(mnt)
     rows = Rows()
     stale = leave_stale_mount(args.daemon, work, mnt)
-    d = Daemon(args.daemon, work, mnt, relative=True)
+    # A stale symlink of a killed run where --link points: replaced at start.
+    link = os.path.join(work, 'kevent-alias')
+    os.symlink(os.path.join(work, 'gone', 'kevent'), link)
+    d = Daemon(args.daemon, work, mnt, relative=True, link=link)
     up = d.wait_up()
     if up is not None:
         rc, reason = up
