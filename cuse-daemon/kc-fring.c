@@ -26,7 +26,9 @@
  *    the module, where the slot is written before the event is ready.
  *  - Before the first READ no page of the file can be up to date (a store
  *    never covers a whole page then), so stores are skipped until then:
- *    a queue nobody maps costs no page cache.  A READ is followed by a
+ *    a queue nobody maps costs no page cache.  The first READ, with no
+ *    store ever sent, is answered from the core's ring as it is then (so
+ *    it has every event answered before it); every READ is followed by a
  *    store of the whole ring, which also covers what was skipped.
  *
  * LOCKING: fl.lock (the dirty list, each ring's dirty range and queued
@@ -178,6 +180,16 @@ static void kc_fring_run_cbs(struct kc_fring_cb *cb)
 	}
 }
 
+/* img_lock held: img = the core's ring now, index first (see the flush). */
+static __u32 kc_fring_copy_locked(struct kc_fring *fr, size_t s, size_t hi)
+{
+	__u32 idx = __atomic_load_n((const __u32 *)fr->live, __ATOMIC_ACQUIRE);
+
+	if (hi > s)
+		memcpy(fr->img + s, fr->live + s, hi - s);
+	return idx;
+}
+
 void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
 {
 	size_t n;
@@ -195,13 +207,28 @@ void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
 		return;
 	}
 	pthread_mutex_lock(&fr->img_lock);
+	/*
+	 * The first READ: nothing was ever stored (passes store only once
+	 * read_seen is set, and they look under this lock), so no store can
+	 * land older than this: answer with the ring as it is now, which has
+	 * every event answered so far without waiting for the flusher.
+	 */
+	if (!atomic_load(&fr->read_seen) && !fr->dead) {
+		__u32 idx = kc_fring_copy_locked(fr, sizeof(__u32), KEVENT_RING_SIZE);
+
+		__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
+		atomic_store(&fr->read_seen, 1);
+	}
 	memcpy(buf, fr->img + off, n);
 	pthread_mutex_unlock(&fr->img_lock);
+	/*
+	 * From now on the pages matter: a fresh store of everything (it
+	 * waits for this READ's page lock).  Asked before the reply: once the
+	 * kernel has the reply it may release the file, and fr with it.
+	 */
+	kc_fring_written(fr, 0, KEVENT_RING_SIZE);
 	fuse_reply_buf(req, (const char *)buf, n);
 	free(buf);
-	/* From now on the pages matter: a fresh store of everything. */
-	atomic_store(&fr->read_seen, 1);
-	kc_fring_written(fr, 0, KEVENT_RING_SIZE);
 }
 
 /* img[off, off + len) into the kernel's pages of the file. */
@@ -233,9 +260,7 @@ static void kc_fring_flush(struct kc_fring *fr, size_t lo, size_t hi)
 		return;
 	}
 	/* Acquire the index first: every slot before it is in live now. */
-	idx = __atomic_load_n((const __u32 *)fr->live, __ATOMIC_ACQUIRE);
-	if (hi > s)
-		memcpy(fr->img + s, fr->live + s, hi - s);
+	idx = kc_fring_copy_locked(fr, s, hi);
 	store = atomic_load(&fr->read_seen);
 	if (!store)
 		__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);

@@ -16,8 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/kevent.h>
 
@@ -385,6 +389,197 @@ Test(fuse, mapping_outlives_close)
 	cr_assert(await_index(ring, 1), "no fire after close(): index %u", ring_index(ring));
 	cr_assert_eq(ring_slot(ring, 0)->id.raw[1], 9u);
 	munmap((void *)ring, KEVENT_RING_SIZE);
+}
+
+/* ---- many queues, other uids, killed clients ---- */
+
+static void info_of(int fd, struct kevent_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	cr_assert_eq(ioctl(fd, KEVENT_IOC_INFO, info), 0, "INFO: %s", strerror(errno));
+}
+
+/* Wait (bounded, 10 s) until a fresh INFO's live_waiters is at most want. */
+static int await_live_waiters(__u64 want)
+{
+	struct kevent_info info;
+
+	for (int i = 0; i < 1000; i++) {
+		int fd = fuse_open(O_RDWR);
+
+		info_of(fd, &info);
+		close(fd);
+		if (info.live_waiters <= want)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * B5 across uids on one mount: a queue of root and its ring stay out of
+ * reach of uid nobody, who gets a queue and a ring of its own.
+ */
+Test(fuse, other_uid_cannot_reach_queue_or_ring)
+{
+	int fd = fuse_open(O_RDWR);
+	const unsigned char *ring = map_file(fd);
+	struct kevent_ring_shm shm;
+	struct ukevent out[2];
+	struct stat mine;
+	char proc[64];
+	pid_t pid;
+	int st;
+
+	add_timer(fd, 1, 5);
+	cr_assert_eq(get_events(fd, 1, 2, 5000000000ULL, out), 1);
+	cr_assert(await_index(ring, 1));
+	memset(&shm, 0, sizeof(shm));
+	cr_assert_eq(ioctl(fd, KEVENT_IOC_RING_SHM, &shm), 0, "RING_SHM: %s", strerror(errno));
+	cr_assert_eq(fstat(fd, &mine), 0);
+	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)getpid(), fd);
+	pid = fork();
+	if (pid == 0) {
+		struct stat other;
+		const unsigned char *r;
+		int o;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(10);
+		if (open(proc, O_RDONLY) >= 0)
+			_exit(11);	/* reopened root's queue */
+		if (open(shm.path, O_RDONLY) >= 0)
+			_exit(12);	/* read root's ring object */
+		o = open(device(), O_RDONLY);
+		if (o < 0)
+			_exit(errno == EACCES ? 13 : 14);
+		if (fstat(o, &other) || other.st_ino == mine.st_ino)
+			_exit(15);	/* root's inode, root's page cache */
+		r = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, o, 0);
+		if (r == MAP_FAILED)
+			_exit(16);
+		_exit(ring_index(r) != 0 || ring_slot(r, 0)->id.raw[1] != 0 ? 17 : 0);
+	}
+	cr_assert(pid > 0);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "the other uid's child died of a signal");
+	cr_assert_neq(WEXITSTATUS(st), 13, "uid nobody cannot open %s (is its path 0711?)", device());
+	cr_assert_eq(WEXITSTATUS(st), 0, "uid nobody: step %d (11 reopen, 12 ring object, "
+		     "15 same inode, 17 saw root's ring)", WEXITSTATUS(st));
+	munmap((void *)ring, KEVENT_RING_SIZE);
+	close(fd);
+}
+
+/* 1000 queues open at once: each its own inode and ring, all released. */
+Test(fuse, thousand_queues_at_once, .timeout = 120)
+{
+	enum { N = 1000 };
+	static int fds[N];
+	static ino_t inos[N];
+	struct kevent_info info;
+	struct rlimit rl;
+	int fd = fuse_open(O_RDWR);
+	__u32 base;
+
+	info_of(fd, &info);
+	close(fd);
+	base = info.limits[KEVENT_LIMIT_QUEUES].used;
+	if (info.limits[KEVENT_LIMIT_QUEUES].cap &&
+	    info.limits[KEVENT_LIMIT_QUEUES].cap < base + N)
+		cr_skip_test("per-uid queue cap %u: no room for %d queues",
+			     info.limits[KEVENT_LIMIT_QUEUES].cap, N);
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < N + 64) {
+		rl.rlim_cur = rl.rlim_max < N + 64 ? rl.rlim_max : N + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < N + 64)
+			cr_skip_test("RLIMIT_NOFILE %lu: no room for %d fds", (unsigned long)rl.rlim_cur, N);
+	}
+	for (int i = 0; i < N; i++) {
+		struct stat st;
+
+		fds[i] = open(device(), O_RDWR | O_CLOEXEC);
+		cr_assert(fds[i] >= 0, "open #%d: %s", i, strerror(errno));
+		cr_assert_eq(fstat(fds[i], &st), 0);
+		inos[i] = st.st_ino;
+		for (int j = 0; j < i; j++)
+			cr_assert_neq(inos[j], st.st_ino, "opens #%d and #%d share an inode", j, i);
+	}
+	info_of(fds[0], &info);
+	/* Other tests of this program open and close queues meanwhile: roughly. */
+	cr_assert_geq(info.limits[KEVENT_LIMIT_QUEUES].used, N, "%u queues charged",
+		      info.limits[KEVENT_LIMIT_QUEUES].used);
+	/* The last queue's fire shows in its ring only (the first as witness). */
+	const unsigned char *first = map_file(fds[0]), *last = map_file(fds[N - 1]);
+	struct ukevent out[2];
+
+	add_timer(fds[N - 1], 1, 1);
+	cr_assert_eq(get_events(fds[N - 1], 1, 2, 5000000000ULL, out), 1);
+	cr_assert_eq(ring_index(last), 1u);
+	cr_assert_eq(ring_index(first), 0u);
+	munmap((void *)first, KEVENT_RING_SIZE);
+	munmap((void *)last, KEVENT_RING_SIZE);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	/* release is asynchronous on FUSE (abi.md 9): wait for the count. */
+	for (int i = 0; i < 1000; i++) {
+		fd = fuse_open(O_RDWR);
+		info_of(fd, &info);
+		close(fd);
+		if (info.limits[KEVENT_LIMIT_QUEUES].used < base + N / 2)
+			break;
+		usleep(10000);
+	}
+	cr_assert_lt(info.limits[KEVENT_LIMIT_QUEUES].used, base + N / 2,
+		      "%u queues still charged 10 s after closing them (base %u)",
+		      info.limits[KEVENT_LIMIT_QUEUES].used, base);
+}
+
+/*
+ * kill -9 of a client parked in GET_EVENTS: it dies (the daemon answers
+ * the interrupt at once), its waiter and queue are released, the daemon
+ * serves on.
+ */
+Test(fuse, sigkill_of_a_parked_client, .timeout = 60)
+{
+	struct kevent_info info;
+	int fd = fuse_open(O_RDWR), ready[2], st;
+	__u64 base;
+	pid_t pid;
+
+	info_of(fd, &info);
+	base = info.live_waiters;
+	cr_assert_eq(pipe(ready), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct ukevent out[1];
+		int c = open(device(), O_RDWR);
+
+		if (c < 0 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		get_events(c, 1, 1, KEVENT_TIMEOUT_INFINITE, out);
+		_exit(2);	/* never: nothing fires */
+	}
+	cr_assert(pid > 0);
+	char b;
+	cr_assert_eq(read(ready[0], &b, 1), 1);
+	for (int i = 0; i < 1000; i++) {
+		info_of(fd, &info);
+		if (info.live_waiters > base)
+			break;
+		usleep(5000);
+	}
+	cr_assert_gt(info.live_waiters, base, "the child never parked");
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
+	cr_assert(await_live_waiters(base), "the killed client's waiter is still live");
+	add_timer(fd, 1, 1);
+	struct ukevent out[1];
+	cr_assert_eq(get_events(fd, 1, 1, 5000000000ULL, out), 1, "the daemon stopped serving");
+	close(ready[0]);
+	close(ready[1]);
+	close(fd);
 }
 
 /* ---- the --link alias (a symlink, never a bind mount) ---- */

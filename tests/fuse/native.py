@@ -26,7 +26,9 @@ those must be answered, the daemon must exit 0 (under ASan a leak or an
 error is a non-zero exit), the held file must fail ENOTCONN (abi.md
 section 9), a child that kept the ring mapped across the stop must get
 SIGBUS when it touches a page it evicted (abi.md section 9), the mount
-must be gone and the ring directory removed.
+must be gone and the ring directory removed.  Last, a new daemon starts on
+MNT while a client of the old one still holds its file and mapping
+(restart/while_mapped).
 
 Prints TAP on stdout (one line per test, counted by tests/summary) and the
 table `<backend>  <suite>/<test>  pass|fail|skip [reason]` (design.md C3)
@@ -310,6 +312,68 @@ class MappedChild:
                 f'child exit status {os.WEXITSTATUS(st)}')
 
 
+def map_before_stop(device):
+    """A client with the ring mapped (page 0 touched) across the stop."""
+    try:
+        fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+        m = mmap.mmap(fd, 69632, mmap.MAP_SHARED, mmap.PROT_READ)
+        m[0]
+        return fd, m
+    except OSError:
+        return None
+
+
+def restart_check(d, fd, m):
+    """The restarted daemon serves; the old file and mapping stay the old ones."""
+    up = d.wait_up()
+    if up is not None:
+        return f'restart refused: {up[1]}'
+    new = os.open(d.device, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(new, KEVENT_IOC_INFO, bytearray(152))
+    finally:
+        os.close(new)
+    try:
+        fcntl.ioctl(fd, KEVENT_IOC_INFO, bytearray(152))
+        return 'the old file answered through the new daemon'
+    except OSError as e:
+        if e.errno != errno.ENOTCONN:
+            return f'old file: {e.strerror}, want ENOTCONN'
+    if m[0:4] != b'\0\0\0\0':
+        return 'the old mapping changed'
+    return ''
+
+
+def restart_while_mapped(exe, work, mnt, held):
+    """A new daemon starts on MNT while a client of the old one still has
+    its file open and its ring mapped: it mounts and serves, the old file
+    stays dead (ENOTCONN), its resident page still reads, and the new
+    daemon stops cleanly."""
+    name = 'restart/while_mapped'
+    if held is None:
+        return (name, 'fail', 'could not map the ring before the stop')
+    fd, m = held
+    d = Daemon(exe, work, mnt, tag='restart', shm='-restart')
+    try:
+        why = restart_check(d, fd, m)
+    except OSError as e:
+        why = e.strerror
+    m.close()
+    os.close(fd)
+    if d.proc.poll() is None:
+        d.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        d.proc.kill()
+        rc = d.proc.wait()
+    if not why and rc != 0:
+        why = f'the restarted daemon exited {rc} at SIGTERM: {last_line(d.log)}'
+    if not why and mounted(mnt):
+        why = f'{mnt} still mounted after the restarted daemon stopped'
+    return (name, 'fail', why) if why else (name, 'pass')
+
+
 def held_file_after_stop(fd):
     """A file open across the stop: its calls fail ENOTCONN (abi.md 9)."""
     try:
@@ -474,6 +538,9 @@ def main():
         print('1..1\nnot ok 1 - fuse client-tests/none: no client-* programs built')
         return 1
     work = tempfile.mkdtemp(prefix='kevent-fuse-')
+    # Traversable (not listable) by other uids: the tests that open the
+    # file as uid nobody must meet the daemon's checks, not this directory's.
+    os.chmod(work, 0o711)
     mnt = os.path.join(work, 'mnt')
     os.mkdir(mnt)
     rows = Rows()
@@ -504,7 +571,9 @@ def main():
             if args.fuzz:
                 extras.append([args.fuzz, '-p', str(d.proc.pid)])
             run_extras(d, extras, work, rows)
+        held = map_before_stop(d.device)
         d.stop(rows, args.witness)
+        rows.add(*restart_while_mapped(args.daemon, work, mnt, held))
     rows.print()
     failed = any(st == 'fail' for _, st, _ in rows.rows)
     if args.keep or failed:
