@@ -11,8 +11,8 @@
  *    one flusher thread of our own, never a worker, never under a core
  *    lock: the core's ring_written() only marks the bytes and signals.
  *  - Clean pages may be evicted and re-read at any time.  A READ is
- *    answered from img, the image the flusher is sending or has sent; only
- *    the flusher changes img, and only between two stores, so a READ never
+ *    answered from img, the image the flusher is sending or has sent; after
+ *    the first READ only the flusher changes img, between two stores, so a READ never
  *    hands the kernel anything newer than a store still queued on the page
  *    lock (which would let the index step back when that store lands).
  *  - Slots before the index that publishes them: per pass, the slot bytes
@@ -25,8 +25,8 @@
  *    the index after either finds the slots (abi.md 5.4 and 5.5), as on
  *    the module, where the slot is written before the event is ready.
  *  - Before the first READ no page of the file can be up to date (a store
- *    never covers a whole page then), so stores are skipped until then:
- *    a queue nobody maps costs no page cache.  The first READ, with no
+ *    never covers a whole page then), so there is no image and no store
+ *    until then: a queue nobody maps costs neither.  The first READ, with no
  *    store ever sent, is answered from the core's ring as it is then (so
  *    it has every event answered before it); every READ is followed by a
  *    store of the whole ring, which also covers what was skipped.
@@ -52,11 +52,11 @@
 struct kc_fring {
 	fuse_ino_t ino;
 	const unsigned char *live;	/* the core's ring; not after dead */
-	unsigned char *img;		/* what the kernel got or gets next */
+	unsigned char *img;		/* what the kernel got or gets next; from the first READ */
 	pthread_mutex_t img_lock;	/* img, dead */
 	int dead;
 	atomic_int refs;
-	atomic_int read_seen;		/* a READ came: the file is in use */
+	atomic_int read_seen;		/* img exists: a READ came, the file is in use */
 	/* Under fl.lock. */
 	struct kc_fring_cb *cbs;	/* to run after the next pass */
 	struct kc_fring *next;
@@ -95,13 +95,6 @@ int kc_fring_new(fuse_ino_t ino, const void *live, struct kc_fring **ret)
 
 	if (!fr)
 		return -ENOMEM;
-	/* Page aligned: the index word is stored from an aligned source. */
-	fr->img = aligned_alloc(KEVENT_RING_PAGE_SIZE, KEVENT_RING_SIZE);
-	if (!fr->img) {
-		free(fr);
-		return -ENOMEM;
-	}
-	memset(fr->img, 0, KEVENT_RING_SIZE);
 	fr->ino = ino;
 	fr->live = live;
 	pthread_mutex_init(&fr->img_lock, NULL);
@@ -194,6 +187,7 @@ void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
 {
 	size_t n;
 	unsigned char *buf;
+	int have;
 
 	if (off < 0 || (size_t)off >= KEVENT_RING_SIZE) {
 		fuse_reply_buf(req, NULL, 0);
@@ -209,18 +203,30 @@ void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
 	pthread_mutex_lock(&fr->img_lock);
 	/*
 	 * The first READ: nothing was ever stored (passes store only once
-	 * read_seen is set, and they look under this lock), so no store can
+	 * there is an image, and they look under this lock), so no store can
 	 * land older than this: answer with the ring as it is now, which has
-	 * every event answered so far without waiting for the flusher.
+	 * every event answered so far without waiting for the flusher.  The
+	 * image exists from here on only: a queue never mapped costs nothing.
 	 */
-	if (!atomic_load(&fr->read_seen) && !fr->dead) {
-		__u32 idx = kc_fring_copy_locked(fr, sizeof(__u32), KEVENT_RING_SIZE);
+	if (!fr->img && !fr->dead) {
+		/* Page aligned: the index word is stored from an aligned source. */
+		fr->img = aligned_alloc(KEVENT_RING_PAGE_SIZE, KEVENT_RING_SIZE);
+		if (fr->img) {
+			__u32 idx = kc_fring_copy_locked(fr, sizeof(__u32), KEVENT_RING_SIZE);
 
-		__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
-		atomic_store(&fr->read_seen, 1);
+			__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
+			atomic_store(&fr->read_seen, 1);
+		}
 	}
-	memcpy(buf, fr->img + off, n);
+	have = fr->img != NULL;
+	if (have)
+		memcpy(buf, fr->img + off, n);
 	pthread_mutex_unlock(&fr->img_lock);
+	if (!have) {
+		free(buf);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
 	/*
 	 * From now on the pages matter: a fresh store of everything (it
 	 * waits for this READ's page lock).  Asked before the reply: once the
@@ -252,21 +258,16 @@ static void kc_fring_flush(struct kc_fring *fr, size_t lo, size_t hi)
 {
 	size_t s = lo < sizeof(__u32) ? sizeof(__u32) : lo;
 	__u32 idx;
-	int store;
 
 	pthread_mutex_lock(&fr->img_lock);
-	if (fr->dead) {
+	/* No image: never READ, so no page to keep current (the first READ copies). */
+	if (fr->dead || !fr->img) {
 		pthread_mutex_unlock(&fr->img_lock);
 		return;
 	}
 	/* Acquire the index first: every slot before it is in live now. */
 	idx = kc_fring_copy_locked(fr, s, hi);
-	store = atomic_load(&fr->read_seen);
-	if (!store)
-		__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&fr->img_lock);
-	if (!store)
-		return;
 	if (hi > s)
 		kc_fring_store(fr, s, hi - s);
 	pthread_mutex_lock(&fr->img_lock);
