@@ -35,7 +35,9 @@
  * bound to n.
  *
  * Backend-specific tests call ktest_only_backend(KEVENT_BACKEND_MODULE,
- * "module only: why") and skip elsewhere with that reason.
+ * "module only: why") and skip elsewhere with that reason; a rule that
+ * cannot hold on one backend calls ktest_not_on_backend(KEVENT_BACKEND_FUSE,
+ * "fuse: why (abi.md 9)") and skips there.
  */
 #ifndef KTEST_H
 #define KTEST_H
