@@ -75,8 +75,8 @@ static int t_info(void)
 	      i.mukevent_size);
 	CHECK(i.ring_slots == KEVENT_MAX_EVENTS && i.max_kevents == 4095, "ring %u max %u",
 	      i.ring_slots, i.max_kevents);
-	CHECK(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE, "backend %u",
-	      i.backend);
+	CHECK(i.backend == KEVENT_BACKEND_CUSE || i.backend == KEVENT_BACKEND_MODULE ||
+	      i.backend == KEVENT_BACKEND_FUSE, "backend %u", i.backend);
 	close(kfd);
 	return 0;
 }

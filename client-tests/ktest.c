@@ -203,6 +203,12 @@ void ktest_only_backend(unsigned int backend, const char *reason)
 		cr_skip_test("%s (backend here: %s)", reason, kt_backend_name(kt_backend()));
 }
 
+void ktest_not_on_backend(unsigned int backend, const char *reason)
+{
+	if (kt_backend() == backend)
+		cr_skip_test("%s", reason);
+}
+
 void kt_require_type(unsigned int type)
 {
 	if (!(kt_backend_info()->supported_types & (1u << type)))

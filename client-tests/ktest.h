@@ -35,7 +35,9 @@
  * bound to n.
  *
  * Backend-specific tests call ktest_only_backend(KEVENT_BACKEND_MODULE,
- * "module only: why") and skip elsewhere with that reason.
+ * "module only: why") and skip elsewhere with that reason; a rule that
+ * cannot hold on one backend calls ktest_not_on_backend(KEVENT_BACKEND_FUSE,
+ * "fuse: why (abi.md 9)") and skips there.
  */
 #ifndef KTEST_H
 #define KTEST_H
@@ -126,6 +128,8 @@ const struct kevent_info *kt_backend_info(void);
 unsigned int kt_backend(void);
 const char *kt_backend_name(unsigned int backend);
 void ktest_only_backend(unsigned int backend, const char *reason);
+/* The opposite: a rule that cannot hold on one backend (its abi.md 9 row). */
+void ktest_not_on_backend(unsigned int backend, const char *reason);
 void kt_require_type(unsigned int type);
 void kt_require_feature(unsigned int feat, const char *reason);
 /* Skip unless n more kevents of this kind fit under the per-uid caps (B7). */

@@ -54,6 +54,13 @@ unsigned int kc_files_release_all(void);
 /* A new queue of the caller; node: the FUSE node id (0 on CUSE). */
 void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node);
 void kc_file_release(fuse_req_t req, struct fuse_file_info *fi);
+/*
+ * FUSE: run fn(arg) once the ring as it is now is in the file's pages
+ * (kc_fring_after); 1 when the caller must run it now (CUSE, unmapped).
+ */
+int kc_file_ring_after(void *file, void (*fn)(void *), void *arg);
+/* FUSE READ: the ring's bytes as last sent to the kernel (kc-fring.c). */
+void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off);
 void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 void kc_file_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		   unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz);

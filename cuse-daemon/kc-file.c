@@ -16,7 +16,9 @@
  * per call, the limits of the path kc-xfer.c took (B4), the file's
  * O_NONBLOCK (A11), the path's feature bit and FD_ORIGINS when this caller
  * can have its fds taken (B2); per queue, a ring_shm hook naming the ring
- * object (B5).  No ring_written hook: the ring is the shared memory itself.
+ * object (B5).  On CUSE no ring_written hook: the ring is the shared memory
+ * itself.  On FUSE the same memory is also the file's page cache, carried
+ * there by kc-fring.c: ring_written() marks the bytes for its flusher.
  *
  * On FUSE a file has a node (its inode): at most one live queue per node,
  * since a node's page cache is one (abi.md 7.7).  CUSE passes node 0.
@@ -36,6 +38,7 @@
 
 #include "caller.h"
 #include "kc-caller.h"
+#include "kc-fring.h"
 #include "kc-log.h"
 #include "kc-req.h"
 
@@ -44,6 +47,7 @@ struct kc_queue {
 	struct kqueue *q;
 	unsigned long node;		/* FUSE node id; 0 on CUSE */
 	struct kc_ring ring;
+	struct kc_fring *fring;		/* FUSE: the ring as the file's pages */
 	int nonblock;			/* O_NONBLOCK at open (A11) */
 	pthread_mutex_t ph_lock;
 	struct fuse_pollhandle *ph;
@@ -73,9 +77,27 @@ static int kc_ring_shm(void *file, const struct kcaller *caller, struct kevent_r
 	return 0;
 }
 
+/* FUSE: runs with no core lock but maybe an origin's: only marks (kcore.h). */
+static void kc_ring_written(void *file, size_t off, size_t len)
+{
+	struct kc_queue *kq = file;
+
+	kc_fring_written(kq->fring, off, len);
+}
+
 static const struct ktransport kc_transport = {
 	.ring_shm = kc_ring_shm,
 };
+
+static const struct ktransport kc_transport_fuse = {
+	.ring_shm = kc_ring_shm,
+	.ring_written = kc_ring_written,
+};
+
+static const struct ktransport *kc_transport_of(const struct kc_queue *kq)
+{
+	return kq->fring ? &kc_transport_fuse : &kc_transport;
+}
 
 /*
  * This call's struct kdisp_ctx.  FD_ORIGINS costs a /proc read, so it is
@@ -85,7 +107,7 @@ static void kc_ctx_fill(struct kc_req *r, struct kc_queue *kq, unsigned int cmd)
 {
 	struct kdisp_ctx *ctx = &r->ctx;
 
-	*ctx = (struct kdisp_ctx){ .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
+	*ctx = (struct kdisp_ctx){ .t = kc_transport_of(kq), .file = kq, .nonblock = kq->nonblock };
 	kx_xfer_ctx(&r->x, cmd, ctx);
 	/* fd origins need process access (pidfd_getfd): not on the retry path. */
 	if (_IOC_NR(cmd) == KEVENT_IOC_NR_INFO && (ctx->features & KEVENT_FEAT_PROCESS_VM) &&
@@ -123,6 +145,14 @@ static void kc_queue_unlink(struct kc_queue *kq)
 	pthread_mutex_unlock(&kc_files.lock);
 }
 
+static void kc_poll_wake(void *arg)
+{
+	struct fuse_pollhandle *ph = arg;
+
+	fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
 /* The core says the queue became ready: wake the kernel's poll waiters. */
 static void kc_notify(void *ctx)
 {
@@ -133,10 +163,16 @@ static void kc_notify(void *ctx)
 	ph = kq->ph;
 	kq->ph = NULL;
 	pthread_mutex_unlock(&kq->ph_lock);
-	if (ph) {
-		fuse_lowlevel_notify_poll(ph);
-		fuse_pollhandle_destroy(ph);
-	}
+	/* FUSE: once the slot is in the file's pages (kc-fring.c). */
+	if (ph && (!kq->fring || kc_fring_after(kq->fring, kc_poll_wake, ph)))
+		kc_poll_wake(ph);
+}
+
+int kc_file_ring_after(void *file, void (*fn)(void *), void *arg)
+{
+	struct kc_queue *kq = file;
+
+	return kq && kq->fring ? kc_fring_after(kq->fring, fn, arg) : 1;
 }
 
 static void kc_queue_free(struct kc_queue *kq)
@@ -145,12 +181,16 @@ static void kc_queue_free(struct kc_queue *kq)
 	kqueue_release(kq->q);
 	if (kq->ph)
 		fuse_pollhandle_destroy(kq->ph);
+	/* Before the memory it copies from goes. */
+	if (kq->fring)
+		kc_fring_free(kq->fring);
 	kc_ring_destroy(&kd.shm, &kq->ring);
 	pthread_mutex_destroy(&kq->ph_lock);
 	free(kq);
 }
 
-static int kc_queue_new(const struct kcaller *owner, int flags, struct kc_queue **ret)
+static int kc_queue_new(const struct kcaller *owner, int flags, unsigned long node,
+			struct kc_queue **ret)
 {
 	struct kc_queue *kq = calloc(1, sizeof(*kq));
 	int err;
@@ -162,15 +202,21 @@ static int kc_queue_new(const struct kcaller *owner, int flags, struct kc_queue 
 		free(kq);
 		return err;
 	}
-	err = kqueue_open(kd.core, owner, kq->ring.mem, &kq->q);
+	if (node)
+		err = kc_fring_new(node, kq->ring.mem, &kq->fring);
+	if (!err)
+		err = kqueue_open(kd.core, owner, kq->ring.mem, &kq->q);
 	if (err) {
+		if (kq->fring)
+			kc_fring_free(kq->fring);
 		kc_ring_destroy(&kd.shm, &kq->ring);
 		free(kq);
 		return err;
 	}
 	pthread_mutex_init(&kq->ph_lock, NULL);
+	kq->node = node;
 	kq->nonblock = !!(flags & O_NONBLOCK);
-	kqueue_set_transport(kq->q, &kc_transport, kq);
+	kqueue_set_transport(kq->q, kc_transport_of(kq), kq);
 	kqueue_set_notify(kq->q, kc_notify, kq);
 	*ret = kq;
 	return 0;
@@ -209,9 +255,8 @@ void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node)
 	int err;
 
 	kc_caller_of(req, &c);
-	err = kc_queue_new(&c, fi->flags, &kq);
+	err = kc_queue_new(&c, fi->flags, node, &kq);
 	if (!err) {
-		kq->node = node;
 		err = kc_queue_link(kq);
 		if (err)
 			kc_queue_free(kq);
@@ -241,6 +286,46 @@ void kc_file_release(fuse_req_t req, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off)
+{
+	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
+
+	if (!kq->fring) {
+		fuse_reply_err(req, EINVAL);	/* D15 */
+		return;
+	}
+	kc_fring_read(req, kq->fring, size, off);
+}
+
+struct kc_late_poll {
+	fuse_req_t req;
+	unsigned int mask;
+};
+
+static void kc_late_poll(void *arg)
+{
+	struct kc_late_poll *l = arg;
+
+	fuse_reply_poll(l->req, l->mask);
+	free(l);
+}
+
+/* FUSE: "readable" only once the ready events' slots are in the file's pages. */
+static void kc_poll_reply(fuse_req_t req, struct kc_queue *kq, unsigned int mask)
+{
+	struct kc_late_poll *l = NULL;
+
+	if (kq->fring && mask)
+		l = malloc(sizeof(*l));
+	if (l) {
+		*l = (struct kc_late_poll){ req, mask };
+		if (!kc_fring_after(kq->fring, kc_late_poll, l))
+			return;
+		free(l);
+	}
+	fuse_reply_poll(req, mask);
+}
+
 void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
@@ -255,7 +340,7 @@ void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhan
 	}
 	if (old)
 		fuse_pollhandle_destroy(old);
-	fuse_reply_poll(req, kqueue_poll(kq->q));
+	kc_poll_reply(req, kq, kqueue_poll(kq->q));
 }
 
 /* ---- ioctl ---- */
@@ -330,7 +415,7 @@ static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kca
 static void kc_ioctl_nodata(fuse_req_t req, struct kc_queue *kq, unsigned int cmd,
 			    const struct kcaller *c)
 {
-	struct kdisp_ctx ctx = { .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
+	struct kdisp_ctx ctx = { .t = kc_transport_of(kq), .file = kq, .nonblock = kq->nonblock };
 	struct kdisp_plan plan;
 	int err = kdisp_plan_ctx(kq->q, &ctx, cmd, NULL, 0, c, &plan);
 

@@ -11,15 +11,20 @@
  *    (measured with libfuse 3.14); a second open of a node that already
  *    has a live queue (a reopen through /proc/self/fd, a bind mount) is
  *    refused -EBUSY, so no two queues ever share one inode's page cache.
- *  - The file is direct_io: no page cache, so a raw mmap fails ENODEV as
- *    on CUSE; the ring is the shared-memory object of KEVENT_IOC_RING_SHM.
+ *  - The ring is the file's page cache (kc-fring.c), so a plain mmap() of
+ *    the file maps it (KEVENT_FEAT_RING_MMAP); KEVENT_IOC_RING_SHM serves
+ *    the same bytes as on CUSE.  Hence: not direct_io, keep_cache, no
+ *    FUSE_CAP_AUTO_INVAL_DATA or writeback cache, a size (KEVENT_RING_SIZE)
+ *    and mtime (0) that never change, so the kernel never drops the pages
+ *    on its own; a READ gets the image last sent, never a newer one.
  *  - The kernel's ioctls on a FUSE file are restricted (it copies exactly
  *    _IOC_SIZE bytes, no retry rounds), so the arrays travel through
  *    process memory only (kd.paths.no_retry): where that is refused the
  *    call fails -EPERM at once.
  *  - allow_other, so other uids reach the daemon at all; default_permissions
  *    off, so the daemon checks the file's mode (--mode) itself at open.
- *  - read, write: EINVAL (D15); setattr (truncate, chmod, chown): EPERM.
+ *  - write: EINVAL (D15), nothing is ever read back; read is the page
+ *    cache's (abi.md section 9); setattr (truncate, chmod, chown): EPERM.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 
 #include "kc-daemon.h"
 #include "kc-defer.h"
+#include "kc-fring.h"
 #include "kc-log.h"
 
 #define KC_FUSE_FILE	"kevent"
@@ -109,6 +115,66 @@ static int kc_fuse_clean_stale(const char *given)
 	return 0;
 }
 
+/* ---- --link PATH: a symlink to DIR/kevent ---- */
+
+static char kc_fuse_target[PATH_MAX + 8];
+
+/*
+ * A symlink, never a bind mount: a bind mount (like a reopen through
+ * /proc/self/fd) reaches the same inode without a lookup, while a symlink
+ * is resolved by a fresh lookup per open, so each open through it is still
+ * its own inode and queue.  Only a symlink may be replaced (a stale one of
+ * a killed run); a device node or file there is refused at start.
+ */
+static int kc_fuse_link_check(void)
+{
+	struct stat st;
+
+	if (!kd.opts.link || lstat(kd.opts.link, &st))
+		return 0;
+	if (!S_ISLNK(st.st_mode)) {
+		kc_err("--link %s: exists and is no symlink (a CUSE or module /dev/kevent?); "
+		       "not replaced", kd.opts.link);
+		return KC_EXIT_UNAVAILABLE;
+	}
+	return 0;
+}
+
+static int kc_fuse_link_make(void)
+{
+	if (!kd.opts.link)
+		return 0;
+	snprintf(kc_fuse_target, sizeof(kc_fuse_target), "%s/%s", kd.opts.fuse_dir, KC_FUSE_FILE);
+	if (kc_fuse_link_check())
+		return KC_EXIT_UNAVAILABLE;
+	if (unlink(kd.opts.link) && errno != ENOENT) {
+		kc_err("--link %s: cannot remove the old symlink: %s", kd.opts.link, strerror(errno));
+		return KC_EXIT_UNAVAILABLE;
+	}
+	if (symlink(kc_fuse_target, kd.opts.link)) {
+		kc_err("--link %s: %s", kd.opts.link, strerror(errno));
+		return KC_EXIT_UNAVAILABLE;
+	}
+	kc_info("%s -> %s", kd.opts.link, kc_fuse_target);
+	return 0;
+}
+
+/* At the stop: only if it is still ours (nobody replaced it meanwhile). */
+static void kc_fuse_link_remove(void)
+{
+	char buf[sizeof(kc_fuse_target)];
+	ssize_t n;
+
+	if (!kd.opts.link)
+		return;
+	n = readlink(kd.opts.link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return;
+	buf[n] = 0;
+	if (!strcmp(buf, kc_fuse_target))
+		unlink(kd.opts.link);
+}
+
 int kc_fuse_preflight(void)
 {
 	char parent[PATH_MAX + 4];
@@ -133,7 +199,7 @@ int kc_fuse_preflight(void)
 		return KC_EXIT_UNAVAILABLE;
 	}
 	kd.opts.fuse_dir = kc_fuse_dir;
-	return 0;
+	return kc_fuse_link_check();
 }
 
 /* ---- the filesystem: one directory, one file ---- */
@@ -148,13 +214,20 @@ static void kc_fuse_stat(fuse_ino_t ino, struct stat *st)
 	} else {
 		st->st_mode = S_IFREG | kd.opts.mode;
 		st->st_nlink = 1;
+		/* Constant, as the zero mtime: the kernel keeps the pages. */
+		st->st_size = KEVENT_RING_SIZE;
+		st->st_blksize = KEVENT_RING_PAGE_SIZE;
 	}
 }
 
 static void kc_fuse_init(void *userdata, struct fuse_conn_info *conn)
 {
-	/* The file's data never changes behind the kernel's back. */
-	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+	/*
+	 * The file's data never changes behind the kernel's back (only by
+	 * our stores), and nothing written by a client reaches the pages we
+	 * serve: no automatic invalidation, no writeback cache.
+	 */
+	conn->want &= ~(FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_WRITEBACK_CACHE);
 	kc_info("serving %s/%s (FUSE, mode %04o)", kd.opts.fuse_dir, KC_FUSE_FILE, kd.opts.mode);
 }
 
@@ -237,17 +310,20 @@ static void kc_fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
 		fuse_reply_err(req, -err);
 		return;
 	}
-	/* No page cache: a raw mmap fails ENODEV, as on CUSE. */
-	fi->direct_io = 1;
+	/* The page cache is the ring: kept across opens (each its own inode). */
+	fi->direct_io = 0;
+	fi->keep_cache = 1;
 	kc_file_open(req, fi, ino);
 }
 
-/* D15: the 2006 device had no read or write. */
+/* The page cache asks: the ring's bytes (abi.md section 9: no D15 here). */
 static void kc_fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			 struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EINVAL);
+	kc_file_read(req, fi, size, off);
 }
+
+/* D15: the 2006 device had no write; nothing is ever read back. */
 
 static void kc_fuse_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 			  off_t off, struct fuse_file_info *fi)
@@ -335,7 +411,20 @@ int kc_fuse_serve(void)
 		kc_fuse_unmount(se);
 		return KC_EXIT_OSERR;
 	}
+	err = kc_fuse_link_make();
+	if (err) {
+		kc_fuse_unmount(se);
+		return err;
+	}
+	if (kc_flusher_start(se)) {
+		kc_fuse_link_remove();
+		kc_fuse_unmount(se);
+		return KC_EXIT_OSERR;
+	}
 	err = kc_session_run(se, "FUSE");
+	kc_fuse_link_remove();
+	/* After the queues are gone (kc_session_run's stop), before the session. */
+	kc_flusher_stop();
 	kc_fuse_unmount(se);
 	return err;
 }

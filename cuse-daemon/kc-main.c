@@ -101,6 +101,9 @@ static int kc_core_start(void)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.backend = kd.opts.fuse_dir ? KEVENT_BACKEND_FUSE : KEVENT_BACKEND_CUSE;
 	/* Features and limits depend on the path of each call: kc-file.c. */
+	/* FUSE: the file's page cache is the ring (kc-fring.c). */
+	if (kd.opts.fuse_dir)
+		cfg.features |= KEVENT_FEAT_RING_MMAP;
 	memcpy(cfg.caps, kd.opts.caps, sizeof(cfg.caps));
 	cfg.fault_inject = kd.opts.fault_inject;
 	if (cfg.fault_inject)

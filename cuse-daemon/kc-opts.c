@@ -11,7 +11,7 @@
 
 enum {
 	OPT_NAME = 256, OPT_MODE, OPT_SHM_DIR, OPT_WORKERS, OPT_SYSLOG,
-	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM, OPT_FAULT_INJECT, OPT_FUSE,
+	OPT_TRACE, OPT_FUSE_DEBUG, OPT_NO_PVM, OPT_FAULT_INJECT, OPT_FUSE, OPT_LINK,
 	OPT_CAP_FIRST,		/* one per KEVENT_LIMIT_* below */
 };
 
@@ -55,6 +55,8 @@ void kc_opts_usage(FILE *out, const char *argv0)
 		"\n"
 		"      --fuse=DIR          mount a one-file FUSE filesystem on DIR and\n"
 		"                          serve DIR/kevent there instead of CUSE\n"
+		"      --link=PATH         with --fuse: make PATH (e.g. /dev/kevent) a\n"
+		"                          symlink to DIR/kevent while serving\n"
 		"  -f, --foreground        stay in the foreground\n"
 		"  -d, --debug             log daemon debug messages\n"
 		"      --fuse-debug        also dump libfuse's requests\n"
@@ -144,6 +146,9 @@ static int kc_opt_value(struct kc_opts *o, int c, const char *arg)
 	case OPT_FUSE:
 		o->fuse_dir = arg;
 		return *arg ? 0 : -EINVAL;
+	case OPT_LINK:
+		o->link = arg;
+		return arg[0] == '/' && arg[1] ? 0 : -EINVAL;
 	case OPT_SHM_DIR:
 		o->shm_dir = arg;
 		return kc_check_shm_dir(arg);
@@ -203,10 +208,11 @@ int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 		{ "no-process-vm", no_argument, NULL, OPT_NO_PVM },
 		{ "fault-inject", no_argument, NULL, OPT_FAULT_INJECT },
 		{ "fuse", required_argument, NULL, OPT_FUSE },
+		{ "link", required_argument, NULL, OPT_LINK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
-	int first_cap = 14, running_set = 0, c;
+	int first_cap = 15, running_set = 0, c;
 
 	for (size_t i = 0; i < KC_NCAPS; i++)
 		lopts[first_cap + i] = (struct option){ kc_cap_opts[i].name,
@@ -235,5 +241,9 @@ int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err)
 	}
 	if (o->help || o->version)
 		return 0;
+	if (o->link && !o->fuse_dir) {
+		fprintf(err, "%s: --link needs --fuse (a CUSE device is its own node)\n", argv[0]);
+		return -EINVAL;
+	}
 	return kc_check_running_cap(o, running_set, err);
 }

@@ -15,6 +15,7 @@
 struct kc_opts {
 	const char *name;		/* DEVNAME: /dev/<name> */
 	const char *fuse_dir;		/* --fuse DIR: a FUSE mount, not CUSE; NULL: CUSE */
+	const char *link;		/* --link PATH: a symlink to DIR/kevent; NULL: none */
 	unsigned int mode;		/* chmod of the node after CUSE init */
 	const char *shm_dir;		/* root-owned 0711 directory on tmpfs */
 	unsigned int workers;		/* libfuse worker threads (max) */

@@ -93,6 +93,48 @@ static void kc_trace_out(const struct kc_req *r, int result)
 		kc_info("trace #%llu result %d", r->id, result);
 }
 
+/* A GET_EVENTS reply that waits for its events' slots in the file's pages. */
+struct kc_late_reply {
+	fuse_req_t req;
+	int result;
+	void *buf;
+	size_t len;
+};
+
+static void kc_late_reply(void *arg)
+{
+	struct kc_late_reply *l = arg;
+
+	fuse_reply_ioctl(l->req, l->result, l->buf, l->len);
+	free(l->buf);
+	free(l);
+}
+
+/*
+ * On a FUSE file whose ring is mapped, events are answered only once
+ * their slots are in the file's pages (kc-fring.c): 1 when handed over.
+ */
+static int kc_reply_after_ring(struct kc_req *r, int result, void *buf, size_t len)
+{
+	struct kc_late_reply *l;
+
+	/*
+	 * The file stays open while its call runs (no RELEASE before the
+	 * reply), so r->ctx.file is alive; except at the stop, where queues
+	 * are freed before deferred replies go out (D20): reply at once.
+	 */
+	if (result <= 0 || r->x.plan.nr != KEVENT_IOC_NR_GET_EVENTS || atomic_load(&kd.stopping))
+		return 0;
+	l = malloc(sizeof(*l));
+	if (!l)
+		return 0;
+	*l = (struct kc_late_reply){ r->req, result, buf, len };
+	if (kc_file_ring_after(r->ctx.file, kc_late_reply, l) == 0)
+		return 1;
+	free(l);
+	return 0;
+}
+
 /* The one reply of a request that ran (B1): results out first, then reply. */
 static void kc_reply(struct kc_req *r, int result)
 {
@@ -102,6 +144,8 @@ static void kc_reply(struct kc_req *r, int result)
 	result = kx_xfer_finish(&r->x, result, &buf, &len);
 	kc_trace_out(r, result);
 	kc_req_unrun(r);
+	if (kc_reply_after_ring(r, result, buf, len))
+		return;
 	if (result < 0)
 		fuse_reply_err(r->req, -result);
 	else

@@ -144,6 +144,7 @@ Test(opts, help_and_version)
 	cr_assert(strstr(buf, "--max-parked"));
 	cr_assert(strstr(buf, "--trace"));
 	cr_assert(strstr(buf, "--fuse=DIR"));
+	cr_assert(strstr(buf, "--link=PATH"));
 }
 
 Test(opts, fuse_debug_implies_debug)
@@ -168,5 +169,18 @@ Test(opts, fuse_takes_a_directory)
 	cr_assert_eq(PARSE(&o, "--fuse="), -EINVAL);
 	cr_assert_eq(PARSE(&o, "--fuse"), -EINVAL, "missing argument");
 	cr_assert_eq(PARSE(&o, "--fuse=/a", "--max-queues=3"), 0);
+	cr_assert_eq(o.caps[KEVENT_LIMIT_QUEUES], 3, "the caps after it still parse");
+}
+
+Test(opts, link_needs_fuse_and_an_absolute_path)
+{
+	struct kc_opts o;
+
+	cr_assert_eq(PARSE(&o, "--fuse=/run/kevent", "--link=/dev/kevent"), 0);
+	cr_assert_str_eq(o.link, "/dev/kevent");
+	cr_assert_eq(PARSE(&o, "--link=/dev/kevent"), -EINVAL, "a CUSE device is its own node");
+	cr_assert_eq(PARSE(&o, "--fuse=/run/kevent", "--link=dev/kevent"), -EINVAL, "relative");
+	cr_assert_eq(PARSE(&o, "--fuse=/run/kevent", "--link=/"), -EINVAL);
+	cr_assert_eq(PARSE(&o, "--fuse=/run/kevent", "--link=/dev/kevent", "--max-queues=3"), 0);
 	cr_assert_eq(o.caps[KEVENT_LIMIT_QUEUES], 3, "the caps after it still parse");
 }

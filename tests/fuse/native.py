@@ -12,17 +12,23 @@ daemon started with --mode 0600 lets root open the file and refuses
 another uid (EACCES, the daemon's own check), and a
 stale mount that a SIGKILLed daemon left on MNT is detached by the next
 start.  That next start is `kevent-cuse --foreground --fuse MNT
---fault-inject` (MNT relative to its cwd) on the killed run's ring
+--fault-inject --link WORK/kevent-alias` (MNT relative to its cwd; a
+stale symlink already at the alias is replaced) on the killed run's ring
 directory.  Against it run each DIR/client-* and each --criterion program
 (tests/fuse/fuse-file: what only fuse does) with --tap
-(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse), each --extra program
+(KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse, KEVENT_FUSE_LINK=the
+alias), each --extra program
 (exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
 (-p the daemon, so it checks the daemon's fd count too); after each the
 daemon must be alive.  Then SIGTERM, while a file is held open and the
 stop witness (tests/vm/stop-witness, D20) has two GET_EVENTS calls parked:
 those must be answered, the daemon must exit 0 (under ASan a leak or an
 error is a non-zero exit), the held file must fail ENOTCONN (abi.md
-section 9), the mount must be gone and the ring directory removed.
+section 9), a child that kept the ring mapped across the stop must get
+SIGBUS when it touches a page it evicted (abi.md section 9), the mount
+must be gone and the ring directory removed.  Last, a new daemon starts on
+MNT while a client of the old one still holds its file and mapping
+(restart/while_mapped).
 
 Prints TAP on stdout (one line per test, counted by tests/summary) and the
 table `<backend>  <suite>/<test>  pass|fail|skip [reason]` (design.md C3)
@@ -32,6 +38,7 @@ refused, it prints `1..0 # SKIP reason` and exits 77.
 import argparse
 import errno
 import fcntl
+import mmap
 import os
 import re
 import signal
@@ -135,8 +142,12 @@ def parse_criterion(prog, tap_path, rc, rows):
 
 
 class Daemon:
-    def __init__(self, exe, work, mnt, tag='daemon', relative=False, extra=(), shm=''):
+    def __init__(self, exe, work, mnt, tag='daemon', relative=False, extra=(), shm='',
+                 link=None):
         self.mnt = mnt
+        self.link = link
+        if link:
+            extra = (*extra, '--link', link)
         # One ring directory for every start: the start after the SIGKILL
         # also removes the killed daemon's leftovers.
         self.shm = f'/dev/shm/kevent-fuse-{os.getpid()}{shm}'
@@ -179,6 +190,7 @@ class Daemon:
             held = os.open(self.device, os.O_RDWR | os.O_CLOEXEC)
         except OSError:
             pass
+        mapped = MappedChild(self.device)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
@@ -196,6 +208,12 @@ class Daemon:
         if held is not None:
             rows.add(*held_file_after_stop(held))
             os.close(held)
+        rows.add(*mapped.after_stop())
+        if self.link:
+            if os.path.lexists(self.link):
+                rows.add('stop/link_removed', 'fail', f'{self.link} left behind')
+            else:
+                rows.add('stop/link_removed', 'pass')
         if wit:
             end_witness(wit, rows)
         if mounted(self.mnt):
@@ -243,6 +261,117 @@ def end_witness(wit, rows):
         rows.add('stop/parked_calls_answered', 'pass')
     else:
         rows.add('stop/parked_calls_answered', 'fail', f'exit status {rc}: {last_line(log)}')
+
+
+class MappedChild:
+    """A child holding the ring mapped across the stop (abi.md 9): once the
+    daemon is gone, a page evicted and touched again raises SIGBUS."""
+
+    def __init__(self, device):
+        self.pid = None
+        rd, self.go = os.pipe()
+        ready, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(self.go)
+            os.close(ready)
+            try:
+                fd = os.open(device, os.O_RDONLY)
+                m = mmap.mmap(fd, 69632, mmap.MAP_SHARED, mmap.PROT_READ)
+                m[0]	# page 0 in the page cache and mapped
+                os.write(wr, b'r')
+                os.read(rd, 1)
+                m.madvise(mmap.MADV_DONTNEED)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                m[0]	# a READ to a dead daemon: SIGBUS
+                os._exit(0)
+            except BaseException:
+                os._exit(3)
+        os.close(rd)
+        os.close(wr)
+        if os.read(ready, 1) == b'r':
+            self.pid = pid
+        else:
+            os.waitpid(pid, 0)
+        os.close(ready)
+
+    def after_stop(self):
+        name = 'stop/mapped_page_sigbus'
+        if self.pid is None:
+            os.close(self.go)
+            return (name, 'fail', 'the child could not map the ring before the stop')
+        os.write(self.go, b'g')
+        os.close(self.go)
+        _, st = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS:
+            return (name, 'pass')
+        if os.WIFSIGNALED(st):
+            return (name, 'fail', f'child killed by signal {os.WTERMSIG(st)}, want SIGBUS')
+        return (name, 'fail', f'child exit status {os.WEXITSTATUS(st)}: the evicted page '
+                'read back after the daemon was gone' if os.WEXITSTATUS(st) == 0 else
+                f'child exit status {os.WEXITSTATUS(st)}')
+
+
+def map_before_stop(device):
+    """A client with the ring mapped (page 0 touched) across the stop."""
+    try:
+        fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+        m = mmap.mmap(fd, 69632, mmap.MAP_SHARED, mmap.PROT_READ)
+        m[0]
+        return fd, m
+    except OSError:
+        return None
+
+
+def restart_check(d, fd, m):
+    """The restarted daemon serves; the old file and mapping stay the old ones."""
+    up = d.wait_up()
+    if up is not None:
+        return f'restart refused: {up[1]}'
+    new = os.open(d.device, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(new, KEVENT_IOC_INFO, bytearray(152))
+    finally:
+        os.close(new)
+    try:
+        fcntl.ioctl(fd, KEVENT_IOC_INFO, bytearray(152))
+        return 'the old file answered through the new daemon'
+    except OSError as e:
+        if e.errno != errno.ENOTCONN:
+            return f'old file: {e.strerror}, want ENOTCONN'
+    if m[0:4] != b'\0\0\0\0':
+        return 'the old mapping changed'
+    return ''
+
+
+def restart_while_mapped(exe, work, mnt, held):
+    """A new daemon starts on MNT while a client of the old one still has
+    its file open and its ring mapped: it mounts and serves, the old file
+    stays dead (ENOTCONN), its resident page still reads, and the new
+    daemon stops cleanly."""
+    name = 'restart/while_mapped'
+    if held is None:
+        return (name, 'fail', 'could not map the ring before the stop')
+    fd, m = held
+    d = Daemon(exe, work, mnt, tag='restart', shm='-restart')
+    try:
+        why = restart_check(d, fd, m)
+    except OSError as e:
+        why = e.strerror
+    m.close()
+    os.close(fd)
+    if d.proc.poll() is None:
+        d.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        d.proc.kill()
+        rc = d.proc.wait()
+    if not why and rc != 0:
+        why = f'the restarted daemon exited {rc} at SIGTERM: {last_line(d.log)}'
+    if not why and mounted(mnt):
+        why = f'{mnt} still mounted after the restarted daemon stopped'
+    return (name, 'fail', why) if why else (name, 'pass')
 
 
 def held_file_after_stop(fd):
@@ -322,8 +451,10 @@ def leave_stale_mount(exe, work, mnt):
     return 'no stale mount after SIGKILL'
 
 
-def run_program(cmd, device, log):
+def run_program(cmd, device, log, link=None):
     env = dict(os.environ, KEVENT_DEVICE=device, KEVENT_BACKEND=BACKEND)
+    if link:
+        env['KEVENT_FUSE_LINK'] = link	# the daemon's --link alias (fuse-file)
     env.pop('LD_PRELOAD', None)	# no shim: a FUSE file is no CUSE device (design.md B6)
     # In an ASan build the clients are instrumented too; some check that a
     # write to the read-only ring dies of SIGSEGV, which ASan would turn
@@ -352,7 +483,7 @@ def run_clients(d, clients, work, rows):
         # revision-2 instances of one test side by side reach the cap.
         if name in ('client-limits', 'client-scale'):
             cmd.append('--jobs=1')
-        rc = run_program(cmd, d.device, os.path.join(work, name + '.log'))
+        rc = run_program(cmd, d.device, os.path.join(work, name + '.log'), d.link)
         if isinstance(rc, OSError):
             # The static -m32 client on a host without 32-bit execution.
             rows.add(f'{name}/run', 'skip', f'cannot execute here: {rc.strerror}')
@@ -409,11 +540,17 @@ def main():
         print('1..1\nnot ok 1 - fuse client-tests/none: no client-* programs built')
         return 1
     work = tempfile.mkdtemp(prefix='kevent-fuse-')
+    # Traversable (not listable) by other uids: the tests that open the
+    # file as uid nobody must meet the daemon's checks, not this directory's.
+    os.chmod(work, 0o711)
     mnt = os.path.join(work, 'mnt')
     os.mkdir(mnt)
     rows = Rows()
     stale = leave_stale_mount(args.daemon, work, mnt)
-    d = Daemon(args.daemon, work, mnt, relative=True)
+    # A stale symlink of a killed run where --link points: replaced at start.
+    link = os.path.join(work, 'kevent-alias')
+    os.symlink(os.path.join(work, 'gone', 'kevent'), link)
+    d = Daemon(args.daemon, work, mnt, relative=True, link=link)
     up = d.wait_up()
     if up is not None:
         rc, reason = up
@@ -436,7 +573,9 @@ def main():
             if args.fuzz:
                 extras.append([args.fuzz, '-p', str(d.proc.pid)])
             run_extras(d, extras, work, rows)
+        held = map_before_stop(d.device)
         d.stop(rows, args.witness)
+        rows.add(*restart_while_mapped(args.daemon, work, mnt, held))
     rows.print()
     failed = any(st == 'fail' for _, st, _ in rows.rows)
     if args.keep or failed:
