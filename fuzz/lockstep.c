@@ -13,6 +13,9 @@
  * PATH: program files or directories of them (fuzz/corpus).  Without -n
  * every program is replayed once (the corpus replay); with -n, PROGRAMS
  * mutations of randomly chosen ones (seed -s) run after that replay.
+ * Without PATH: the seeds and reproducers of the source tree's fuzz/corpus
+ * (seed-*, lockstep-*), then mutations of them for -t (default 60) seconds:
+ * the bounded run of the fuse suite and of every guest boot.
  * -t stops after SECONDS; -a writes each program that differed to DIR;
  * -k keeps going after a difference (a campaign), else the first stops it.
  * Exit 0: no difference; 1: a difference (or a hang: alarm); 77: no device.
@@ -930,6 +933,18 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static const char *only_prefix[2];	/* add_path: only names with these */
+
+static bool wanted(const char *name)
+{
+	if (!only_prefix[0])
+		return true;
+	for (int i = 0; i < 2; i++)
+		if (only_prefix[i] && !strncmp(name, only_prefix[i], strlen(only_prefix[i])))
+			return true;
+	return false;
+}
+
 static void add_path(const char *path)
 {
 	struct stat st;
@@ -948,7 +963,7 @@ static void add_path(const char *path)
 	}
 	d = opendir(path);
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || !wanted(e->d_name))
 			continue;
 		names = realloc(names, (n + 1) * sizeof(*names));
 		if (asprintf(&names[n++], "%s/%s", path, e->d_name) < 0)
@@ -1028,6 +1043,14 @@ static void save(const char *dir, const uint8_t *p, size_t n)
 	fprintf(stderr, "kevent-lockstep: reproducer %s\n", path);
 }
 
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
 static void on_alarm(int sig)
 {
 	char msg[160];
@@ -1088,7 +1111,7 @@ static void print_figures(double secs)
 static void usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR] "
-		"[-k] [-v] [-r] PATH...\n  -r: print the per-backend allowances and exit\n",
+		"[-k] [-v] [-r] [PATH...]\n  -r: print the per-backend allowances and exit\n",
 		argv0);
 	exit(2);
 }
@@ -1122,8 +1145,15 @@ int main(int argc, char **argv)
 		default: usage(argv[0]);
 		}
 	}
-	if (optind >= argc)
-		usage(argv[0]);
+	if (optind >= argc) {
+		only_prefix[0] = "seed-";
+		only_prefix[1] = "lockstep-";
+		add_path(LK_CORPUS);
+		if (!nmut)
+			nmut = 1000000;
+		if (limit <= 0)
+			limit = 60;
+	}
 	for (int i = optind; i < argc; i++)
 		add_path(argv[i]);
 	L.probe = open(L.dev, O_RDWR | O_CLOEXEC);
@@ -1148,6 +1178,8 @@ int main(int argc, char **argv)
 	setup_arena();
 	setup_sources();
 	signal(SIGALRM, on_alarm);
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
 	signal(SIGPIPE, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < nprogs + nmut; i++) {
@@ -1174,6 +1206,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kevent-lockstep: ok %s\n", L.prog_name);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (stop_asked)
+			break;
 		if (limit > 0 && (double)(t1.tv_sec - t0.tv_sec) +
 		    (t1.tv_nsec - t0.tv_nsec) / 1e9 >= limit)
 			break;
