@@ -48,6 +48,9 @@
 #define RESERVE		((size_t)1 << 32)	/* any arena offset lands in it */
 #define GUARD		65536			/* PROT_NONE before the arena */
 #define TIMER_PERIOD_MS	3600000u		/* never expires within a program */
+#define TIMER_SHORT_MS	2u			/* ONESHOT: the fuzzer waits past it */
+#define TIMER_WILDCARD	0xfffffff1u		/* model's ret_data[0]: the window decides */
+#define NWIN		64
 #define WAIT_CLAMP_NS	1000000ull		/* a would-be-parked GET waits 1 ms */
 #define SETTLE_MS	5000			/* fuse's release is asynchronous */
 #define ALARM_S		60			/* a program that hangs is a failure */
@@ -73,6 +76,7 @@ enum lk_rule_id {
 	LK_SOURCES,		/* entries mapped onto this process's sources */
 	LK_PLAN_RANGES,		/* the transport probes GET_EVENTS' whole output first */
 	LK_WAITER_PUT,		/* live_waiters awaited after a GET that waited */
+	LK_TIMER_STAMP,		/* timer ret_data[0]: a window from the ADD time */
 	LK_NRULES
 };
 
@@ -106,7 +110,8 @@ static const struct lk_rule {
 			 "after close() returned)", "abi.md section 9 fuse 'release is asynchronous'" },
 	[LK_HARNESS_OPS] = { "INTR, PUT, EXEC (runs at once), FIRES, UID, CLOCK, RUN, OPEN's "
 			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
-	[LK_SOURCES] = { "TIMER: period 1 h (never fires); POLL/SOCKET: id.raw[0] one of "
+	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
+			 "ONESHOT the fuzzer waits past after the CTL; POLL/SOCKET: id.raw[0] one of "
 			 "our pipes or socket, read bits only; INODE: not yet (type 7); "
 			 "FIRE writes a byte, BREAK drains", "abi.md A6, A8, A9, D13, D31" },
 	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
@@ -115,6 +120,8 @@ static const struct lk_rule {
 			     "abi.md D10, section 6 'output unmapped at the call'" },
 	[LK_WAITER_PUT] = { "after a GET_EVENTS that waited, live_waiters is awaited: the "
 			    "daemon puts the waiter after its reply", "abi.md 2.6 (live_waiters)" },
+	[LK_TIMER_STAMP] = { "a short timer's ret_data[0]: within [ms before, ms after the "
+			     "arming CTL] + period, not one value", "abi.md A9, D37" },
 };
 
 /* ---- sources: what FIRE and BREAK act on ---- */
@@ -155,8 +162,15 @@ static void map_entry(struct ukevent *uk)
 {
 	switch (uk->type) {
 	case KEVENT_TIMER:
-		uk->id.raw[0] = TIMER_PERIOD_MS;
-		uk->event &= KEVENT_TIMER_FIRED;
+		/* odd id.raw[1]: a short ONESHOT timer the fuzzer waits past */
+		if (uk->id.raw[1] & 1) {
+			uk->id.raw[0] = TIMER_SHORT_MS;
+			uk->event = KEVENT_TIMER_FIRED;
+			uk->req_flags |= KEVENT_REQ_ONESHOT;
+		} else {
+			uk->id.raw[0] = TIMER_PERIOD_MS;
+			uk->event &= KEVENT_TIMER_FIRED;
+		}
 		break;
 	case KEVENT_POLL:
 	case KEVENT_SOCKET:
@@ -213,6 +227,48 @@ static int org_modify(void *ctx, const struct ukevent *uk, __u32 rdata[2])
 
 static const struct m_origin lk_origin = { org_attach, org_modify, NULL };
 
+/*
+ * Short timers: the A9 window of each one's first report, [ms before the
+ * arming call, ms after it] + period, keyed by id and cookie (D7).
+ */
+static struct lk_win {
+	struct kevent_id id;
+	__u32 user[2];
+	__u32 lo, hi;
+} win[NWIN];
+static unsigned int nwin;
+
+static void win_set(const struct ukevent *uk, __u32 lo, __u32 hi)
+{
+	unsigned int i;
+
+	for (i = 0; i < nwin; i++)
+		if (win[i].id.raw_u64 == uk->id.raw_u64 && !memcmp(win[i].user, uk->user, 8))
+			break;
+	if (i == nwin && nwin < NWIN)
+		nwin++;
+	if (i < NWIN)
+		win[i] = (struct lk_win){ uk->id, { uk->user[0], uk->user[1] }, lo, hi };
+}
+
+static const struct lk_win *win_of(const struct ukevent *uk)
+{
+	for (unsigned int i = 0; i < nwin; i++)
+		if (win[i].id.raw_u64 == uk->id.raw_u64 && !memcmp(win[i].user, uk->user, 8))
+			return &win[i];
+	return NULL;
+}
+
+static bool is_short_timer(const struct ukevent *uk)
+{
+	return uk->type == KEVENT_TIMER && uk->id.raw[0] == TIMER_SHORT_MS;
+}
+
+static __u32 timer_bits(void *ctx, const struct ukevent *uk)
+{
+	return is_short_timer(uk) ? TIMER_WILDCARD : 0;
+}
+
 /* The last FIRE's source: which kevents a write wakes (its readers). */
 static int fire_src;
 
@@ -242,6 +298,7 @@ static struct {
 	unsigned char *arena;
 	struct lk_q q[KF_NQ];
 	unsigned char arg[ARGMAX + 64] __attribute__((aligned(64)));
+	unsigned char ctl_copy[KEVENT_MAX_EVENTS * sizeof(struct ukevent)];
 	bool drain;			/* KEVENT_IOC_DRAIN answers */
 	bool verbose, keep_going, trace;	/* trace: LOCKSTEP_TRACE set */
 	unsigned int step, op;
@@ -647,12 +704,86 @@ static void trace_ioctl(const struct kf_ioc *io, const struct margs *ma, int got
 	fputc('\n', stderr);
 }
 
+static __u32 ms32(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u32)((__u64)ts.tv_sec * 1000u + (__u64)ts.tv_nsec / 1000000u);
+}
+
+/* Short timers in a CTL array about to be run: how many. */
+static unsigned int short_timers_in(const struct margs *ma)
+{
+	__u64 base = (__u64)(uintptr_t)L.arena, off = ma->a.ctl.events - base;
+	unsigned int n = 0;
+
+	if (ma->nr != KEVENT_IOC_NR_CTL || ma->a.ctl.cmd == KEVENT_CTL_REMOVE ||
+	    ma->a.ctl.events < base || off > KF_ARENA ||
+	    (__u64)ma->a.ctl.num * UKSZ > KF_ARENA - off)
+		return 0;
+	for (__u32 i = 0; i < ma->a.ctl.num; i++)
+		n += is_short_timer((const void *)(L.arena + off + i * UKSZ));
+	return n;
+}
+
+/* A9 windows for the short timers this CTL arms: before the call's effects. */
+static void arm_windows(const struct margs *ma, __u32 before, __u32 after)
+{
+	const struct ukevent *uks = (const void *)L.ctl_copy;	/* as passed */
+
+	for (__u32 i = 0; i < ma->a.ctl.num; i++) {
+		const struct lk_win *w;
+
+		if (!is_short_timer(&uks[i]))
+			continue;
+		w = win_of(&uks[i]);
+		/* D6 duplicates: one window covers every arming of the key */
+		win_set(&uks[i], w ? w->lo : before + TIMER_SHORT_MS, after + TIMER_SHORT_MS);
+	}
+}
+
+/* Waits past every deadline armed, then the barrier; the model fires them. */
+static void wait_timers(__u32 after)
+{
+	while ((__s32)(ms32() - (after + TIMER_SHORT_MS + 2)) < 0)
+		usleep(500);
+	drain_origins();
+	m_fire_each(&L.m, timer_bits, NULL);
+}
+
+/* GET_EVENTS output: a short timer's ret_data[0] is checked against its window (A9). */
+static void accept_timer_stamps(const struct margs *ma, int got)
+{
+	__u64 off = ma->a.get.events - (__u64)(uintptr_t)L.arena;
+
+	for (int i = 0; i < got && !L.failed; i++) {
+		const struct ukevent *e = (const void *)(L.m.arena + off + (size_t)i * UKSZ);
+		const struct ukevent *g = (const void *)(L.arena + off + (size_t)i * UKSZ);
+		const struct lk_win *w;
+		__u32 v = g->ret_data[0];
+
+		if (e->type != KEVENT_TIMER || e->ret_data[0] != TIMER_WILDCARD)
+			continue;
+		w = win_of(e);
+		if (!w || v - w->lo > w->hi - w->lo) {
+			diff("timer ret_data[0] %u outside [%u, %u] (A9: ADD time + period)", v,
+			     w ? w->lo : 0, w ? w->hi : 0);
+			return;
+		}
+		m_poke(&L.m, (size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)),
+		       &v, sizeof(v));
+	}
+}
+
 static void do_ioctl(const struct kf_ioc *io)
 {
 	struct lk_q *q = &L.q[io->slot];
 	size_t usize = _IOC_SIZE(io->cmd);
 	struct margs ma;
 	bool waited = false;
+	unsigned int timers = 0;
+	__u32 before, after;
 	int exp, got, r;
 
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
@@ -660,8 +791,13 @@ static void do_ioctl(const struct kf_ioc *io)
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
-	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL)
+	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL) {
 		map_array(ma.a.ctl.events, ma.a.ctl.num);
+		timers = short_timers_in(&ma);
+		if (timers)
+			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
+			       (size_t)ma.a.ctl.num * UKSZ);
+	}
 	if (!exp && !io->arg_null && get_range_faults(&ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
@@ -669,8 +805,10 @@ static void do_ioctl(const struct kf_ioc *io)
 		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
 	}
 	L.ioctls++;
+	before = ms32();
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
 	got = r < 0 ? -errno : r;
+	after = ms32();
 	if (L.trace)
 		trace_ioctl(io, &ma, got, exp);
 	L.outcome[L.op][bucket(got)]++;
@@ -681,6 +819,12 @@ static void do_ioctl(const struct kf_ioc *io)
 		return;
 	}
 	EXPECT_EQ("ioctl result", got, exp);
+	if (timers && got >= 0 && !L.failed) {
+		arm_windows(&ma, before, after);
+		wait_timers(after);
+	}
+	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !L.failed)
+		accept_timer_stamps(&ma, got);
 	if (waited)
 		settle_waiters();				/* LK_WAITER_PUT */
 	if (got < 0 || L.failed)
@@ -835,6 +979,7 @@ static void start(const uint8_t *hdr)
 	}
 	L.failed = false;
 	L.why[0] = '\0';
+	nwin = 0;
 }
 
 static void finish(void)
