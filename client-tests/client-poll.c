@@ -258,6 +258,31 @@ KTEST(poll, oneshot_removed_after_delivery)
 	close(kfd);
 }
 
+/*
+ * MODIFY re-arms a fired ONESHOT kevent (kcore.h MODIFY: the origin
+ * re-evaluates; A6 after that): here it also drops ONESHOT, so the kevent
+ * stays after delivery and a new write fires it again.  Found by the
+ * lockstep device fuzzer (corpus lockstep-modify-rearms-oneshot).
+ */
+KTEST(poll, modify_rearms_a_fired_oneshot)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], P(POLLIN), KEVENT_REQ_ONESHOT, 1);
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_wait_ready(kfd, 1, 5000), 1, "the ONESHOT kevent never fired");
+	uk.req_flags = 0;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	kt_get_one(kfd, "the first write");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "no longer ONESHOT: stays registered");
+	kt_write1(p[1]);
+	kt_get_one(kfd, "a write after the MODIFY (re-armed)");
+	close(kfd);
+}
+
 /* A7: the kevent holds the file: the client's close neither removes nor breaks it. */
 KTEST(poll, held_file_survives_close)
 {

@@ -288,6 +288,36 @@ static bool cmd_offered(const struct kqueue *q, const struct kdisp_ctx *ctx, uns
 	return true;
 }
 
+/* ---- begin KEVENT_IOC_DRAIN (tests only): outside the table of revisions ---- */
+static int plan_drain(const struct kqueue *q, unsigned int cmd, const void *arg,
+		      size_t arg_len)
+{
+	size_t usize = _IOC_SIZE(cmd);
+	struct kevent_drain d;
+	int err;
+
+	if (_IOC_DIR(cmd) != _IOC_WRITE || !q->core->cfg.fault_inject)
+		return -ENOTTY;
+	if (usize < KEVENT_DRAIN_SIZE_VER0)
+		return -EINVAL;
+	if (usize > KEVENT_IOC_ARG_MAX)
+		return -E2BIG;
+	if (!arg || arg_len != usize)
+		return -EINVAL;
+	err = copy_struct_in(&d, sizeof(d), arg, usize);
+	if (err)
+		return err;
+	return d.__reserved ? -EINVAL : 0;
+}
+
+static int execute_drain(const struct kqueue *q)
+{
+	if (q->core->cfg.drain_origins)
+		q->core->cfg.drain_origins();
+	return 0;
+}
+/* ---- end KEVENT_IOC_DRAIN ---- */
+
 int kdisp_plan(struct kqueue *q, unsigned int cmd, const void *arg, size_t arg_len,
 	       const struct kcaller *caller, struct kdisp_plan *plan)
 {
@@ -307,6 +337,8 @@ int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int c
 	plan->ctx = ctx;
 	plan->cmd = cmd;
 	plan->nr = nr;
+	if (_IOC_TYPE(cmd) == KEVENT_IOC_MAGIC && nr == KEVENT_IOC_NR_DRAIN)
+		return plan_drain(q, cmd, arg, arg_len);
 	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC ||
 	    nr >= sizeof(kdisp_cmds) / sizeof(kdisp_cmds[0]))
 		return -ENOTTY;
@@ -426,6 +458,8 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 
 		return kqueue_wait(q, &w, caller, ua, wr, waiter);
 	}
+	case KEVENT_IOC_NR_DRAIN:
+		return execute_drain(q);
 	default:
 		return -ENOTTY;
 	}

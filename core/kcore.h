@@ -136,6 +136,9 @@ struct kcore_config {
 	void *alloc_fail_ctx;
 	/* Answer KEVENT_IOC_FAULT (tests through the device); else -ENOTTY. */
 	int fault_inject;
+	/* ---- KEVENT_IOC_DRAIN (answered with fault_inject) ---- */
+	/* Returns once the origins handled every source event pending now; NULL: nothing to wait for. */
+	void (*drain_origins)(void);
 };
 
 int kcore_new(const struct kcore_config *cfg, struct kcore **ret);

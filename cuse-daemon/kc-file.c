@@ -376,6 +376,30 @@ static void kc_ask(struct kc_req *r, const struct kx_layout *l, int step)
  * in between is simply asked for again).  Takes over the caller's RUNNING
  * charge: the request gives it back before its reply (kc_req_unrun).
  */
+static int kc_ua_fault_read(void *ctx, void *dst, __u64 uaddr, size_t len)
+{
+	return -EFAULT;
+}
+
+static int kc_ua_fault_write(void *ctx, __u64 uaddr, const void *src, size_t len)
+{
+	return -EFAULT;
+}
+
+/*
+ * A CTL whose array could not be fetched from process memory: the core
+ * still runs it, with memory that faults, so it counts as the queue's first
+ * CTL (abi.md O2: any CTL that passed the plan, as on the module) and gives
+ * D9's -EFAULT with no effect.  (On the retry path the kernel fails the
+ * data round before the daemon hears of it: abi.md section 9.)
+ */
+static int kc_ctl_unreadable(struct kc_req *r, const struct kdisp_plan *plan)
+{
+	const struct kuaccess ua = { kc_ua_fault_read, kc_ua_fault_write, NULL };
+
+	return kdisp_execute(r->q, plan, &r->caller, &ua, NULL, NULL, NULL);
+}
+
 static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kcaller *c,
 			   const struct kx_round *rd)
 {
@@ -401,8 +425,11 @@ static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kca
 		kc_ctx_fill(r, kq, rd->cmd);
 		err = kdisp_plan_ctx(r->q, &r->ctx, rd->cmd, r->x.hdr, r->x.usize, &r->caller, &plan);
 	}
-	if (!err)
+	if (!err) {
 		err = kx_xfer_load(&r->x, &plan, rd, &l);
+		if (err == -EFAULT && plan.nr == KEVENT_IOC_NR_CTL)
+			err = kc_ctl_unreadable(r, &plan);
+	}
 	if (err < 0)
 		kc_req_fail(r, err);
 	else if (err == KX_ASK)

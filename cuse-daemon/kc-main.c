@@ -106,6 +106,7 @@ static int kc_core_start(void)
 		cfg.features |= KEVENT_FEAT_RING_MMAP;
 	memcpy(cfg.caps, kd.opts.caps, sizeof(cfg.caps));
 	cfg.fault_inject = kd.opts.fault_inject;
+	cfg.drain_origins = korigins_drain;	/* KEVENT_IOC_DRAIN, with fault_inject */
 	if (cfg.fault_inject)
 		kc_warn("--fault-inject: KEVENT_IOC_FAULT answers; for test suites only");
 	err = kcore_new(&cfg, &kd.core);

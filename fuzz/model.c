@@ -299,6 +299,30 @@ unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
 	return fired;
 }
 
+unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
+			 void *ctx)
+{
+	struct mlink *o, *p;
+	unsigned int fired = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+			__u32 b = k->ostop ? 0 : bits(ctx, &k->uk);
+
+			if (!b)
+				continue;
+			fired++;
+			/* A6: a stopped kevent hears nothing until MODIFY re-arms it. */
+			if (k->cstop || enqueue(m, q, k, 0, b, 0))
+				k->ostop = true;
+		}
+	}
+	return fired;
+}
+
 /* A racing origin: korigin_fire() on stopped kevents too; counts the 0s. */
 unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0)
 {
@@ -693,6 +717,35 @@ static void uncharge_kevent(struct model *m, unsigned int uid, int res)
 		uncharge(m, uid, res);
 }
 
+static void registered(struct model *m, struct mq *q, struct mkev *k)
+{
+	ml_add_tail(&k->reg, &q->reg);
+	q->nreg++;
+	m->attached++;
+}
+
+/* ADD through a real origin (m->org): D5, D31 as below. */
+static int add_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
+{
+	__u32 rdata[2] = { 0, 0 };
+	int r = m->org->attach(m->org->ctx, uk, rdata);
+
+	if (!r) {
+		registered(m, q, k);
+		return 0;
+	}
+	uncharge_kevent(m, k->uid, k->res);
+	free(k);
+	if (r < 0) {
+		entry_fail(uk, r);
+		return 1;
+	}
+	uk->ret_flags = KEVENT_RET_DONE;
+	uk->ret_data[0] = rdata[0];
+	uk->ret_data[1] = rdata[1];
+	return 1;
+}
+
 /* One ADD entry: 0 registered, 1 answered in *uk (D5, D19, D31, A3). */
 static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned int uid)
 {
@@ -729,6 +782,8 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 	k->ostop = k->race;
 	if (!k->race)
 		m->attach_calls++;
+	if (m->org)
+		return add_real(m, q, k, uk);
 	if (uk->event & (KTEST_FAIL_ATTACH | KTEST_READY_AT_ADD)) {
 		/* Not registered: a fire from inside attach() is dropped, no ring slot (D3). */
 		free(k);
@@ -783,6 +838,22 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk)
 	uk->ret_flags = KEVENT_RET_DONE;
 }
 
+/* MODIFY through a real origin: re-armed (A6), ready at once if the source is. */
+static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
+{
+	__u32 rdata[2] = { 0, 0 };
+	int r = m->org->modify(m->org->ctx, &k->uk, rdata);
+
+	if (r < 0) {
+		entry_fail(uk, r);
+		return;
+	}
+	k->ostop = false;
+	uk->ret_flags = KEVENT_RET_DONE;
+	if (r > 0 && enqueue(m, q, k, 0, rdata[0], rdata[1]))
+		k->ostop = true;
+}
+
 /* kcore.h MODIFY: event and req_flags replaced, the origin re-evaluates. */
 static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 {
@@ -799,6 +870,8 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	k->cstop = false;
+	if (m->org)
+		return modify_real(m, q, k, uk);
 	if (k->race && (uk->event & KF_RO_FIRE_MODIFY))
 		enqueue(m, q, k, 0, uk->id.raw[0], 0);
 	if (uk->event & KTEST_FAIL_MODIFY) {

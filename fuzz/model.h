@@ -81,8 +81,20 @@ struct margs {
 	} a;
 };
 
+/*
+ * Real origins instead of the test origin's KTEST_* bits (the lockstep
+ * device fuzzer, lockstep.c): each returns < 0 (the entry fails with that
+ * errno), 0 (registered / nothing ready) or 1 (ready: rdata filled).
+ */
+struct m_origin {
+	int (*attach)(void *ctx, const struct ukevent *uk, __u32 rdata[2]);
+	int (*modify)(void *ctx, const struct ukevent *uk, __u32 rdata[2]);
+	void *ctx;
+};
+
 struct model {
 	unsigned int mask;		/* types served by the test origin */
+	const struct m_origin *org;	/* NULL: the test origin's rules */
 	__u32 caps[KEVENT_LIMIT_NR];
 	__u32 max_ctl, max_get;		/* normalised as kcore_new does */
 	__u64 now;
@@ -116,6 +128,9 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a, int wslot);
 void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct kevent_info *out);
 unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1);
+/* A real source's activity: bits(uk) != 0 fires that kevent with ret_data[0] = bits. */
+unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
+			 void *ctx);
 unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0);
 int m_uid_charge(struct model *m, unsigned int uid, unsigned int limit);
 void m_uid_uncharge(struct model *m, unsigned int uid, unsigned int limit);

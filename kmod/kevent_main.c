@@ -1311,6 +1311,7 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		struct kevent_ring_init ring_init;
 		struct kevent_wait_arg wait;
 		struct kevent_commit_arg commit;
+		struct kevent_drain drain;	/* KEVENT_IOC_DRAIN */
 	} a;
 	int ret;
 
@@ -1401,6 +1402,21 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		if (ret)
 			return ret;
 		return kq_commit(q, &a.commit);
+	/* ---- begin KEVENT_IOC_DRAIN (tests only) ---- */
+	case KEVENT_IOC_NR_DRAIN:
+		/* A wake-up queues the poll re-check on kevent_wq: run what is queued. */
+		if (!fault_inject)
+			return -ENOTTY;
+		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_DRAIN_SIZE_VER0);
+		if (!ret)
+			ret = copy_struct_from_user(&a.drain, sizeof(a.drain), uarg, usize);
+		if (ret)
+			return ret;
+		if (a.drain.__reserved)
+			return -EINVAL;
+		flush_workqueue(kevent_wq);
+		return 0;
+	/* ---- end KEVENT_IOC_DRAIN ---- */
 
 	case KEVENT_IOC_NR_RING_SHM:	/* CUSE only: the module maps for real */
 	default:

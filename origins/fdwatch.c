@@ -54,6 +54,7 @@ struct kwatch {
 	int listener;		/* socket in listen() */
 	int tcp;
 	int in_epoll;
+	int stopped;		/* the core said stop (ONESHOT fired): off the reactor */
 	__u32 slot;
 };
 
@@ -297,6 +298,11 @@ static int kwatch_modify(struct kitem *k, struct korigin_result *res)
 	w->event = korigin_ukevent(k)->event;
 	if (w->in_epoll)
 		kreactor_mod(w->dup, kwatch_epoll_mask(w), kwatch_data(w));
+	/* MODIFY re-arms a stopped kevent (A6; the module clears its 'stopped'). */
+	if (w->stopped && !kreactor_add(w->dup, kwatch_epoll_mask(w), kwatch_data(w))) {
+		w->in_epoll = 1;
+		w->stopped = 0;
+	}
 	if (w->in_epoll || w->type == KEVENT_SOCKET)
 		ready = kwatch_check(w, res);
 	pthread_mutex_unlock(&korigins_lock);
@@ -329,6 +335,7 @@ void kwatch_handle(uint64_t payload, uint32_t events)
 	if (korigin_fire(w->k, &res) == 1) {
 		kreactor_del(w->dup);
 		w->in_epoll = 0;
+		w->stopped = 1;
 	}
 }
 

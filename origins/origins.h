@@ -65,6 +65,13 @@ void korigins_stop(void);
  */
 int korigins_run(int timeout_ms);
 
+/*
+ * KEVENT_IOC_DRAIN (tests only): returns once every source event pending at
+ * the call has been handled by the reactor (a round after it, with a reactor
+ * thread; rounds until idle without one).
+ */
+void korigins_drain(void);
+
 /* Waits until the closer threads have closed every duplicate queued so far. */
 void korigins_sync_closer(void);
 

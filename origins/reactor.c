@@ -103,16 +103,82 @@ static void kreactor_dispatch(const struct epoll_event *ev)
 		kinode_log_overflow();
 }
 
+/* ---- begin KEVENT_IOC_DRAIN: the "origins drained" barrier (tests) ---- */
+static int kreactor_round(int timeout_ms);
+
+static struct {
+	pthread_mutex_t serial;		/* one drain at a time */
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	__u64 wake_rounds;		/* rounds that handled a wake, completed */
+} kdrain = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	     PTHREAD_COND_INITIALIZER, 0 };
+
+static void kdrain_round_done(void)
+{
+	pthread_mutex_lock(&kdrain.lock);
+	kdrain.wake_rounds++;
+	pthread_cond_broadcast(&kdrain.done);
+	pthread_mutex_unlock(&kdrain.lock);
+}
+
+/*
+ * A source event is on epoll's ready list once the writer's syscall
+ * returned.  The wake written here joins that list after it, and one
+ * epoll_wait returns the whole list (fewer than KR_BATCH sources in a
+ * test): so the round that handles our wake handled every event pending at
+ * the call.  Drains are serialised, so the wake counted is ours.
+ */
+void korigins_drain(void)
+{
+	uint64_t one = 1;
+	__u64 seen;
+
+	if (!atomic_load(&kr.running))
+		return;
+	if (!kr.threaded) {
+		while (kreactor_round(0) > 0)
+			;
+		return;
+	}
+	pthread_mutex_lock(&kdrain.serial);
+	pthread_mutex_lock(&kdrain.lock);
+	seen = kdrain.wake_rounds;
+	pthread_mutex_unlock(&kdrain.lock);
+	if (write(kr.wakefd, &one, sizeof(one)) == (ssize_t)sizeof(one)) {
+		pthread_mutex_lock(&kdrain.lock);
+		while (kdrain.wake_rounds == seen && !atomic_load(&kr.stopping)) {
+			/* re-checks 'stopping': a stop ends the rounds */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&kdrain.done, &kdrain.lock, &ts);
+		}
+		pthread_mutex_unlock(&kdrain.lock);
+	}
+	pthread_mutex_unlock(&kdrain.serial);
+}
+/* ---- end KEVENT_IOC_DRAIN ---- */
+
 static int kreactor_round(int timeout_ms)
 {
 	struct epoll_event evs[KR_BATCH];
-	int n, i;
+	int n, i, woken = 0;
 
 	n = epoll_wait(kr.epfd, evs, KR_BATCH, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		woken |= KR_TAG(evs[i].data.u64) == KR_TAG_WAKE;
 		kreactor_dispatch(&evs[i]);
+	}
+	if (woken)
+		kdrain_round_done();
 	return n;
 }
 

@@ -226,6 +226,9 @@ struct take13_kevent_mring {
 	X(ioc_set_abi_nr, _IOC_NR(KEVENT_IOC_SET_ABI) == 4) \
 	X(ioc_fault, KEVENT_IOC_FAULT == _IOW(0xBE, 5, struct kevent_fault)) \
 	X(feat_fault_inject, KEVENT_FEAT_FAULT_INJECT == 0x40) \
+	X(drain_size, sizeof(struct kevent_drain) == KEVENT_DRAIN_SIZE_VER0 && \
+	  KEVENT_DRAIN_SIZE_VER0 == 8) \
+	X(ioc_drain, KEVENT_IOC_DRAIN == _IOW(0xBE, 0x20, struct kevent_drain)) \
 	X(backend_values, KEVENT_BACKEND_CORE == 1 && KEVENT_BACKEND_CUSE == 2 && \
 	  KEVENT_BACKEND_MODULE == 3 && KEVENT_BACKEND_FUSE == 4) \
 	X(ioc_arg_max, KEVENT_IOC_ARG_MAX >= KEVENT_INFO_SIZE_VER2) \

@@ -5,7 +5,7 @@ DIR/kevent in a FUSE mount on this host, and every client test runs
 against it.
 
   native.py --daemon EXE --clients DIR [--criterion PROG]... [--extra PROG]...
-            [--fuzz PROG] [--witness PROG]
+            [--fuzz PROG] [--lockstep PROG] [--witness PROG]
 
 First the start checks: a missing DIR and a busy DIR are refused, a
 daemon started with --mode 0600 lets root open the file and refuses
@@ -19,8 +19,10 @@ directory.  Against it run each DIR/client-* and each --criterion program
 (KEVENT_DEVICE=MNT/kevent, KEVENT_BACKEND=fuse, KEVENT_FUSE_LINK=the
 alias), each --extra program
 (exit 0 pass, 77 skip) and the device fuzzer's short deterministic run
-(-p the daemon, so it checks the daemon's fd count too); after each the
-daemon must be alive.  Then SIGTERM, while a file is held open and the
+(-p the daemon, so it checks the daemon's fd count too) and a bounded
+lockstep run (kevent-lockstep with its defaults: the seeds and reproducers,
+then mutations, for a fixed time, every operation compared with the model);
+after each the daemon must be alive.  Then SIGTERM, while a file is held open and the
 stop witness (tests/vm/stop-witness, D20) has two GET_EVENTS calls parked:
 those must be answered, the daemon must exit 0 (under ASan a leak or an
 error is a non-zero exit), the held file must fail ENOTCONN (abi.md
@@ -523,6 +525,7 @@ def main():
     ap.add_argument('--criterion', action='append', default=[])
     ap.add_argument('--extra', action='append', default=[])
     ap.add_argument('--fuzz', help='kevent-device-fuzz')
+    ap.add_argument('--lockstep', help='kevent-lockstep (fuzz/lockstep.c)')
     ap.add_argument('--witness', help='stop-witness (D20 at the stop)')
     ap.add_argument('--keep', action='store_true', help='keep the work directory')
     args = ap.parse_args()
@@ -572,6 +575,8 @@ def main():
             extras = [[e] for e in args.extra]
             if args.fuzz:
                 extras.append([args.fuzz, '-p', str(d.proc.pid)])
+            if args.lockstep:
+                extras.append([args.lockstep, '-t', '30'])
             run_extras(d, extras, work, rows)
         held = map_before_stop(d.device)
         d.stop(rows, args.witness)

@@ -429,6 +429,23 @@ struct kevent_fault {
 #define KEVENT_IOC_WAIT		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_WAIT, struct kevent_wait_arg)
 #define KEVENT_IOC_COMMIT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_COMMIT, struct kevent_commit_arg)
 
+/* ---- begin KEVENT_IOC_DRAIN (tests only, abi.md 2.10) ---- */
+/*
+ * KEVENT_IOC_DRAIN: the "origins drained" barrier, outside every ABI
+ * revision and gated as KEVENT_IOC_FAULT is (else -ENOTTY).  Returns once
+ * every source event pending at the call has been handed to the queues: the
+ * CUSE/fuse daemon waits for a round of its reactor, the module runs the
+ * poll re-checks its wake-ups queued.  So a test can assert "not ready"
+ * after a write.  A number far from the revisions' own.
+ */
+struct kevent_drain {
+	__u64 __reserved;		/* must be 0 */
+};
+#define KEVENT_DRAIN_SIZE_VER0		8
+#define KEVENT_IOC_NR_DRAIN		0x20
+#define KEVENT_IOC_DRAIN	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_DRAIN, struct kevent_drain)
+/* ---- end KEVENT_IOC_DRAIN ---- */
+
 /* The cap on any wrapper struct a caller may pass: -E2BIG beyond it. */
 #define KEVENT_IOC_ARG_MAX		1024
 

@@ -1,0 +1,1363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent-lockstep: the programs of kfuzz (prog.h, read by decode.c) run
+ * through a real /dev/kevent, and after every operation the device is
+ * compared with the shadow model (model.c): the return value and errno,
+ * every byte of user memory (CTL write-back, GET_EVENTS output in order with
+ * ret_flags/ret_data), INFO field by field, the ring slot by slot and its
+ * index, the poll() mask.
+ *
+ *   kevent-lockstep [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR]
+ *                   [-k] [-v] PATH...
+ *
+ * PATH: program files or directories of them (fuzz/corpus).  Without -n
+ * every program is replayed once (the corpus replay); with -n, PROGRAMS
+ * mutations of randomly chosen ones (seed -s) run after that replay.
+ * Without PATH: the seeds and reproducers of the source tree's fuzz/corpus
+ * (seed-*, lockstep-*), then mutations of them for -t (default 60) seconds:
+ * the bounded run of the fuse suite and of every guest boot.
+ * -t stops after SECONDS; -a writes each program that differed to DIR;
+ * -k keeps going after a difference (a campaign), else the first stops it.
+ * Exit 0: no difference; 1: a difference (or a hang: alarm); 77: no device.
+ *
+ * The device runs real origins, so the program's operations are mapped to
+ * sources this process owns and orders (see "sources" below), and what
+ * may differ per backend is the one table lk_rules[] (fuzz/README.md).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kfuzz.h"
+#include "model.h"
+
+#define UKSZ		sizeof(struct ukevent)
+#define ARGMAX		(0x3fff + 2)
+#define RESERVE		((size_t)1 << 32)	/* any arena offset lands in it */
+#define GUARD		65536			/* PROT_NONE before the arena */
+#define TIMER_PERIOD_MS	3600000u		/* never expires within a program */
+#define TIMER_SHORT_MS	2u			/* ONESHOT: the fuzzer waits past it */
+#define TIMER_WILDCARD	0xfffffff1u		/* model's ret_data[0]: the window decides */
+#define NWIN		64
+#define WAIT_CLAMP_NS	1000000ull		/* a would-be-parked GET waits 1 ms */
+#define SETTLE_MS	5000			/* fuse's release is asynchronous */
+#define ALARM_S		60			/* a program that hangs is a failure */
+
+/*
+ * What may differ between the model and a device, and why: the one list.
+ * Each entry is used by the code that names it (LK_*), so a new allowance
+ * needs a new entry here with its rule.
+ */
+enum lk_rule_id {
+	LK_INFO_BACKEND,	/* INFO backend and features: the device's */
+	LK_INFO_PATH,		/* max_ctl_num/max_get_nr: the caller's path */
+	LK_INFO_CAPS,		/* limits[].cap: the daemon's configuration */
+	LK_INFO_SHARED,		/* live_* and limits[].used: deltas from a baseline */
+	LK_TYPES,		/* supported_types: the device's */
+	LK_ARG_NULL,		/* argument pointer 0: EFAULT from the transport */
+	LK_LEN_PLUS1,		/* arg_len != _IOC_SIZE cannot be said to a device */
+	LK_FAULT_OP,		/* byte-granular fault windows: not run */
+	LK_NOT_MODELLED,	/* RING_SHM, FAULT, DRAIN numbers: not compared */
+	LK_PARK,		/* a blocking GET waits 1 ms, then takes what is ready */
+	LK_RELEASE,		/* fuse: release after close() returns */
+	LK_HARNESS_OPS,		/* test-origin, clock and uid operations: no device form */
+	LK_SOURCES,		/* entries mapped onto this process's sources */
+	LK_PLAN_RANGES,		/* the transport probes GET_EVENTS' whole output first */
+	LK_WAITER_PUT,		/* live_waiters awaited after a GET that waited */
+	LK_TIMER_STAMP,		/* timer ret_data[0]: a window from the ADD time */
+	LK_NRULES
+};
+
+static const struct lk_rule {
+	const char *what, *rule;
+} lk_rules[LK_NRULES] = {
+	[LK_INFO_BACKEND] = { "INFO backend, features (per caller)",
+			      "abi.md 2.6; section 9 'what INFO shows for each caller'" },
+	[LK_INFO_PATH] = { "INFO max_ctl_num, max_get_nr: 4095 or 3276 (retry path), "
+			   "so -E2BIG and the GET_EVENTS clamp follow the device's",
+			   "abi.md B4, section 6 (CUSE retry-path limits)" },
+	[LK_INFO_CAPS] = { "INFO limits[].cap (module: 0); the model charges against them",
+			   "abi.md D18, section 8; section 9 'Module only'" },
+	[LK_INFO_SHARED] = { "INFO live_*, limits[].used: backend-wide and per uid, "
+			     "so other clients count: compared from a baseline",
+			     "abi.md 2.6 (live_* are backend-wide)" },
+	[LK_TYPES] = { "supported_types: TIMER and POLL always, SOCKET and INODE where "
+		       "implemented", "abi.md A3" },
+	[LK_ARG_NULL] = { "a NULL argument: EFAULT (or the size error the number alone "
+			  "gives); the core's own -EINVAL is its transports' business",
+			  "abi.md 7.1 EFAULT; section 9 fuse 'A short argument buffer is EFAULT'" },
+	[LK_LEN_PLUS1] = { "arg_len = _IOC_SIZE + 1: a device always copies _IOC_SIZE bytes",
+			   "abi.md D24 (size from _IOC_SIZE)" },
+	[LK_FAULT_OP] = { "FAULT windows are byte ranges of kfuzz's accessor; not run "
+			  "(pages and the path decide, section 6)", "abi.md section 6" },
+	[LK_NOT_MODELLED] = { "RING_SHM (the daemon's), FAULT and DRAIN (test-only) numbers: "
+			      "not run", "abi.md 2.7, 2.10" },
+	[LK_PARK] = { "GET_EVENTS that would park: timeout set to 1 ms, the model takes "
+		      "what is ready then (nothing arrives while it waits)", "abi.md D33, D8" },
+	[LK_RELEASE] = { "after close(), counters are awaited (fuse answers release "
+			 "after close() returned)", "abi.md section 9 fuse 'release is asynchronous'" },
+	[LK_HARNESS_OPS] = { "INTR, PUT, EXEC (runs at once), FIRES, UID, CLOCK, RUN, OPEN's "
+			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
+	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
+			 "ONESHOT the fuzzer waits past after the CTL; POLL/SOCKET: id.raw[0] one of "
+			 "our pipes or socket, read bits only; INODE: not yet (type 7); "
+			 "FIRE writes a byte, BREAK drains", "abi.md A6, A8, A9, D13, D31" },
+	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
+			     "usable is -EFAULT even with nothing ready (the module probes it, the "
+			     "daemon fetches the plan's ranges; kfuzz's core alone never touches it)",
+			     "abi.md D10, section 6 'output unmapped at the call'" },
+	[LK_WAITER_PUT] = { "after a GET_EVENTS that waited, live_waiters is awaited: the "
+			    "daemon puts the waiter after its reply", "abi.md 2.6 (live_waiters)" },
+	[LK_TIMER_STAMP] = { "a short timer's ret_data[0]: within [ms before, ms after the "
+			     "arming CTL] + period, not one value", "abi.md A9, D37" },
+};
+
+/* ---- sources: what FIRE and BREAK act on ---- */
+
+#define NSRC	3	/* two pipes, one AF_UNIX stream socketpair */
+
+static struct lk_src {
+	int rd, wr;
+	bool sock;
+	unsigned int pending;	/* bytes written and not drained */
+} src[NSRC];
+
+#define POLL_READ_BITS	(KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI | KEVENT_POLL_POLLERR | \
+			 KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDNORM | KEVENT_POLL_POLLRDBAND | \
+			 KEVENT_POLL_POLLMSG)
+#define TYPE_INODE_OFF	7	/* INODE entries go here: an unknown type (-EINVAL) */
+
+static int src_of_fd(__u32 fd)
+{
+	for (int i = 0; i < NSRC; i++)
+		if ((__u32)src[i].rd == fd)
+			return i;
+	return -1;
+}
+
+/* The poll mask of a source's read end, as poll() reports it. */
+static __u32 src_mask(int i)
+{
+	__u32 m = src[i].pending ? KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM : 0;
+
+	if (src[i].sock)
+		m |= KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLWRNORM;
+	return m;
+}
+
+/* Idempotent: an entry already mapped maps to itself. */
+static void map_entry(struct ukevent *uk)
+{
+	switch (uk->type) {
+	case KEVENT_TIMER:
+		/* odd id.raw[1]: a short ONESHOT timer the fuzzer waits past */
+		if (uk->id.raw[1] & 1) {
+			uk->id.raw[0] = TIMER_SHORT_MS;
+			uk->event = KEVENT_TIMER_FIRED;
+			uk->req_flags |= KEVENT_REQ_ONESHOT;
+		} else {
+			uk->id.raw[0] = TIMER_PERIOD_MS;
+			uk->event &= KEVENT_TIMER_FIRED;
+		}
+		break;
+	case KEVENT_POLL:
+	case KEVENT_SOCKET:
+		if (src_of_fd(uk->id.raw[0]) < 0)
+			uk->id.raw[0] = (__u32)src[uk->id.raw[0] % NSRC].rd;
+		uk->event &= uk->type == KEVENT_POLL ? POLL_READ_BITS : KEVENT_SOCKET_RECV;
+		break;
+	case KEVENT_INODE:
+		uk->type = TYPE_INODE_OFF;
+		break;
+	}
+}
+
+/* What the source reports for uk now (fdwatch's check, A8, D13). */
+static __u32 src_bits(const struct ukevent *uk)
+{
+	int i = src_of_fd(uk->id.raw[0]);
+
+	if (i < 0)
+		return 0;
+	if (uk->type == KEVENT_SOCKET)
+		return (uk->event & KEVENT_SOCKET_RECV) && src[i].pending ? KEVENT_SOCKET_RECV : 0;
+	return src_mask(i) & uk->event;
+}
+
+static int org_check(const struct ukevent *uk, __u32 rdata[2])
+{
+	__u32 b;
+
+	switch (uk->type) {
+	case KEVENT_TIMER:
+		/* A9: period 0 or no KEVENT_TIMER_FIRED: -EINVAL */
+		return uk->id.raw[0] && (uk->event & KEVENT_TIMER_FIRED) ? 0 : -EINVAL;
+	case KEVENT_SOCKET:
+		if (!src[src_of_fd(uk->id.raw[0])].sock)
+			return -ENOTSOCK;
+		/* fall through */
+	default:
+		b = src_bits(uk);
+		rdata[0] = b;
+		return b ? 1 : 0;
+	}
+}
+
+static int org_attach(void *ctx, const struct ukevent *uk, __u32 rdata[2])
+{
+	return org_check(uk, rdata);
+}
+
+static int org_modify(void *ctx, const struct ukevent *uk, __u32 rdata[2])
+{
+	return org_check(uk, rdata);
+}
+
+static const struct m_origin lk_origin = { org_attach, org_modify, NULL };
+
+/*
+ * Short timers: the A9 window of each one's first report, [ms before the
+ * arming call, ms after it] + period, keyed by id and cookie (D7).
+ */
+static struct lk_win {
+	struct kevent_id id;
+	__u32 user[2];
+	__u32 lo, hi;
+} win[NWIN];
+static unsigned int nwin;
+
+static void win_set(const struct ukevent *uk, __u32 lo, __u32 hi)
+{
+	unsigned int i;
+
+	for (i = 0; i < nwin; i++)
+		if (win[i].id.raw_u64 == uk->id.raw_u64 && !memcmp(win[i].user, uk->user, 8))
+			break;
+	if (i == nwin && nwin < NWIN)
+		nwin++;
+	if (i < NWIN)
+		win[i] = (struct lk_win){ uk->id, { uk->user[0], uk->user[1] }, lo, hi };
+}
+
+static const struct lk_win *win_of(const struct ukevent *uk)
+{
+	for (unsigned int i = 0; i < nwin; i++)
+		if (win[i].id.raw_u64 == uk->id.raw_u64 && !memcmp(win[i].user, uk->user, 8))
+			return &win[i];
+	return NULL;
+}
+
+static bool is_short_timer(const struct ukevent *uk)
+{
+	return uk->type == KEVENT_TIMER && uk->id.raw[0] == TIMER_SHORT_MS;
+}
+
+static __u32 timer_bits(void *ctx, const struct ukevent *uk)
+{
+	return is_short_timer(uk) ? TIMER_WILDCARD : 0;
+}
+
+/* The last FIRE's source: which kevents a write wakes (its readers). */
+static int fire_src;
+
+static __u32 fire_bits(void *ctx, const struct ukevent *uk)
+{
+	if (src_of_fd(uk->id.raw[0]) != fire_src)
+		return 0;
+	if (uk->type == KEVENT_POLL &&
+	    !(uk->event & (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM)))
+		return 0;	/* the wake-up's key is POLLIN|POLLRDNORM */
+	return src_bits(uk);
+}
+
+/* ---- the device side ---- */
+
+struct lk_q {
+	int fd;
+	unsigned char *ring;	/* read-only mapping, NULL: none */
+	size_t ring_len;
+};
+
+static struct {
+	const char *dev;
+	int probe;			/* a queue of our own for INFO between programs */
+	struct kevent_info base;	/* the probe's INFO at the start of a program */
+	struct model m;
+	unsigned char *arena;
+	struct lk_q q[KF_NQ];
+	unsigned char arg[ARGMAX + 64] __attribute__((aligned(64)));
+	unsigned char ctl_copy[KEVENT_MAX_EVENTS * sizeof(struct ukevent)];
+	bool drain;			/* KEVENT_IOC_DRAIN answers */
+	bool verbose, keep_going, trace;	/* trace: LOCKSTEP_TRACE set */
+	unsigned int step, op;
+	const char *prog_name;
+	bool failed;
+	char why[512];
+	/* figures */
+	unsigned long programs, ops, diffs, ioctls, fires;
+	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
+	unsigned long entry_outcome[8][4][64];	/* type x ret_flags x -errno */
+} L;
+
+static const char *const op_names[KF_OP_NR] = {
+	"OPEN", "CLOSE", "POKE", "RAW", "FAULT", "CTL", "GET", "INFO",
+	"SETABI", "IOCTL", "FIRE", "BREAK", "CLOCK", "RUN", "INTR", "PUT", "EXEC",
+	"FIRES", "UID",
+};
+
+/* A difference: recorded, and the program stops here (longjmp-free: a flag). */
+static void diff(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (L.failed)
+		return;
+	L.failed = true;
+	n = snprintf(L.why, sizeof(L.why), "step %u (%s): ", L.step,
+		     L.op < KF_OP_NR ? op_names[L.op] : "end");
+	va_start(ap, fmt);
+	vsnprintf(L.why + n, sizeof(L.why) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+void kf_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+#define EXPECT_EQ(what, got, exp) do {					\
+	long long g_ = (long long)(got), e_ = (long long)(exp);		\
+	if (g_ != e_)							\
+		diff("%s: got %lld, expected %lld", what, g_, e_);	\
+} while (0)
+
+static int info_of(int fd, struct kevent_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	return ioctl(fd, KEVENT_IOC_INFO, out) < 0 ? -errno : 0;
+}
+
+/* The barrier: every source event pending now has been handled. */
+static void drain_origins(void)
+{
+	struct kevent_drain d = { 0 };
+
+	if (L.drain && ioctl(L.probe, KEVENT_IOC_DRAIN, &d) < 0)
+		diff("KEVENT_IOC_DRAIN: %s", strerror(errno));
+}
+
+static void map_ring(struct lk_q *q, const struct kevent_info *info)
+{
+	struct kevent_ring_shm shm;
+	int fd;
+
+	q->ring = NULL;
+	if (info->features & KEVENT_FEAT_RING_MMAP) {
+		q->ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, q->fd, 0);
+	} else if (info->features & KEVENT_FEAT_RING_SHM) {
+		memset(&shm, 0, sizeof(shm));
+		if (ioctl(q->fd, KEVENT_IOC_RING_SHM, &shm) < 0) {
+			diff("RING_SHM: %s", strerror(errno));
+			return;
+		}
+		fd = open(shm.path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			diff("open %s: %s", shm.path, strerror(errno));
+			return;
+		}
+		q->ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		return;
+	}
+	if (q->ring == MAP_FAILED) {
+		diff("mapping the ring: %s", strerror(errno));
+		q->ring = NULL;
+	}
+}
+
+/* ---- checks after every operation ---- */
+
+/* The model's INFO, with the allowances of lk_rules[] applied. */
+static void expected_info(int slot, size_t usize, const struct kevent_info *dev,
+			  struct kevent_info *exp)
+{
+	unsigned int i;
+
+	m_info(&L.m, slot, 0, usize, exp);
+	exp->backend = L.base.backend;			/* LK_INFO_BACKEND */
+	exp->features = dev->features;			/* LK_INFO_BACKEND */
+	exp->abi_revision = L.base.abi_revision;
+	exp->live_queues += L.base.live_queues;		/* LK_INFO_SHARED */
+	exp->live_kevents += L.base.live_kevents;
+	exp->live_waiters += L.base.live_waiters;
+	for (i = 0; i < KEVENT_LIMIT_NR; i++)
+		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING)
+			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED */
+}
+
+static void compare_info(int slot, const struct kevent_info *got, size_t usize)
+{
+	struct kevent_info exp;
+	size_t n;
+
+	expected_info(slot, usize, got, &exp);
+	n = exp.size;
+	if (!(got->features & KEVENT_FEAT_STRICT))
+		diff("INFO features %#x without KEVENT_FEAT_STRICT", got->features);
+	if (!memcmp(got, &exp, n))
+		return;
+	for (size_t i = 0; i < n; i += 4)
+		if (memcmp((const char *)got + i, (const char *)&exp + i, 4)) {
+			__u32 g, e;
+
+			memcpy(&g, (const char *)got + i, 4);
+			memcpy(&e, (const char *)&exp + i, 4);
+			diff("INFO byte %zu (%s): got %u, expected %u", i,
+			     i < offsetof(struct kevent_info, limits) ? "header" :
+			     i < offsetof(struct kevent_info, live_queues) ? "limits" : "live/parked",
+			     g, e);
+			return;
+		}
+}
+
+static void check_ring(const struct mq *mq, const struct lk_q *q)
+{
+	unsigned int n = mq->ring_dirty < KEVENT_MAX_EVENTS ? mq->ring_dirty : KEVENT_MAX_EVENTS;
+	__u32 idx = __atomic_load_n((const __u32 *)q->ring, __ATOMIC_ACQUIRE);
+
+	EXPECT_EQ("ring index (D3)", idx, mq->ring_idx);
+	for (unsigned int i = 1; i <= n && !L.failed; i++) {
+		unsigned int s = (mq->ring_idx + KEVENT_MAX_EVENTS - i) % KEVENT_MAX_EVENTS;
+		const struct mukevent *g = (const void *)(q->ring + KEVENT_RING_SLOT_OFFSET(s));
+		const struct mukevent *e = (const void *)(mq->img + KEVENT_RING_SLOT_OFFSET(s));
+
+		if (memcmp(g, e, sizeof(*g)))
+			diff("ring slot %u: got id %u/%u flags %#x, expected %u/%u %#x", s,
+			     g->id.raw[0], g->id.raw[1], g->ret_flags, e->id.raw[0],
+			     e->id.raw[1], e->ret_flags);
+	}
+}
+
+static void check_ring_full(const struct mq *mq, const struct lk_q *q)
+{
+	if (q->ring && memcmp(q->ring, mq->img, KEVENT_RING_SIZE))
+		for (size_t i = 0; i < KEVENT_RING_SIZE; i++)
+			if (q->ring[i] != mq->img[i]) {
+				diff("ring byte %zu: got %#x, expected %#x", i, q->ring[i],
+				     mq->img[i]);
+				return;
+			}
+}
+
+static void check_queue(int slot)
+{
+	struct mq *mq = L.m.slot[slot];
+	struct lk_q *q = &L.q[slot];
+	struct kevent_info info;
+	struct pollfd pfd = { .fd = q->fd,
+			      .events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM | POLLPRI };
+	int err = info_of(q->fd, &info);
+
+	if (err) {
+		diff("INFO of q%d: %s", slot, strerror(-err));
+		return;
+	}
+	compare_info(slot, &info, sizeof(info));
+	if (poll(&pfd, 1, 0) < 0)
+		diff("poll: %s", strerror(errno));
+	EXPECT_EQ("poll mask (2.9)", pfd.revents,
+		  mq->nrdy ? POLLIN | POLLRDNORM : 0);
+	if (q->ring)
+		check_ring(mq, q);
+	mq->ring_dirty = 0;
+}
+
+static void check_arena(size_t lo, size_t hi)
+{
+	if (!memcmp(L.arena + lo, L.m.arena + lo, hi - lo))
+		return;
+	for (size_t i = lo; i < hi; i++)
+		if (L.arena[i] != L.m.arena[i]) {
+			size_t e = i / UKSZ;
+
+			diff("user memory byte %zu (entry %zu, offset %zu): got %#x, expected %#x",
+			     i, e, i % UKSZ, L.arena[i], L.m.arena[i]);
+			return;
+		}
+}
+
+static void check_all(void)
+{
+	m_reap(&L.m);
+	for (int i = 0; i < KF_NQ && !L.failed; i++)
+		if (L.m.slot[i])
+			check_queue(i);
+	if (L.m.dirty_lo < L.m.dirty_hi)
+		check_arena(L.m.dirty_lo, L.m.dirty_hi);
+	L.m.dirty_lo = KF_ARENA;
+	L.m.dirty_hi = 0;
+}
+
+/* ---- coverage: which outcomes a run reached ---- */
+
+static unsigned int bucket(int ret)
+{
+	if (ret < 0)
+		return -ret < 48 ? (unsigned int)-ret : 48;
+	return ret == 0 ? 49 : ret == 1 ? 50 : ret < 16 ? 51 : ret < 256 ? 52 : 53;
+}
+
+static void note_entries(__u64 uaddr, unsigned int n)
+{
+	__u64 off = uaddr - (__u64)(uintptr_t)L.arena;
+
+	if (uaddr < (__u64)(uintptr_t)L.arena || off > KF_ARENA || (__u64)n * UKSZ > KF_ARENA - off)
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct ukevent *uk = (const void *)(L.arena + off + i * UKSZ);
+		int err = (int)uk->ret_data[1];
+
+		L.entry_outcome[uk->type < 8 ? uk->type : 7][uk->ret_flags & 3]
+			[(uk->ret_flags & KEVENT_RET_BROKEN) && err < 0 && err > -63 ? -err : 0]++;
+	}
+}
+
+/* ---- operations ---- */
+
+static void close_slot(int slot)
+{
+	struct lk_q *q = &L.q[slot];
+
+	if (L.m.slot[slot])
+		check_ring_full(L.m.slot[slot], q);
+	if (q->ring)
+		munmap(q->ring, KEVENT_RING_SIZE);
+	q->ring = NULL;
+	close(q->fd);
+	q->fd = -1;
+	m_release(&L.m, slot);
+}
+
+static void op_open(struct kf_cur *c)
+{
+	unsigned int slot, uid, flags;
+	struct kevent_info info;
+	int exp, fd, got;
+
+	if (!kf_u8(c, &slot) || !kf_u8(c, &uid) || !kf_u8(c, &flags))
+		return;
+	slot %= KF_NQ;
+	if (L.m.slot[slot])
+		return;
+	exp = m_open(&L.m, (int)slot, 0, NULL, false);	/* LK_HARNESS_OPS */
+	fd = open(L.dev, O_RDWR | O_CLOEXEC);
+	got = fd < 0 ? -errno : 0;
+	EXPECT_EQ("open", got, exp);
+	if (fd < 0) {
+		if (!exp)
+			m_open_undo(&L.m, (int)slot);
+		return;
+	}
+	if (exp) {
+		close(fd);
+		return;
+	}
+	L.q[slot].fd = fd;
+	if (info_of(fd, &info)) {
+		diff("INFO after open: %s", strerror(errno));
+		return;
+	}
+	map_ring(&L.q[slot], &info);
+	L.m.slot[slot]->ring = L.q[slot].ring;
+}
+
+static int settle(__u64 want_queues, __u64 want_kevents, struct kevent_info *out);
+
+static void op_close(struct kf_cur *c)
+{
+	struct kcore_counters cnt;
+	struct kevent_info info;
+	unsigned int slot;
+
+	if (!kf_u8(c, &slot))
+		return;
+	slot %= KF_NQ;
+	if (!L.m.slot[slot])
+		return;
+	close_slot((int)slot);
+	m_reap(&L.m);
+	m_counters(&L.m, &cnt);
+	/* LK_RELEASE */
+	if (settle(L.base.live_queues + cnt.queues, L.base.live_kevents + cnt.kevents, &info))
+		diff("after close: live queues %llu kevents %llu, expected %llu %llu",
+		     (unsigned long long)info.live_queues, (unsigned long long)info.live_kevents,
+		     (unsigned long long)(L.base.live_queues + cnt.queues),
+		     (unsigned long long)(L.base.live_kevents + cnt.kevents));
+}
+
+static void put_both(void *ctx, size_t off, const void *from, size_t len)
+{
+	memcpy(L.arena + off, from, len);
+	m_poke(&L.m, off, from, len);
+}
+
+/* Maps the entries a CTL will read onto our sources, in both memories. */
+static void map_array(__u64 uaddr, __u32 num)
+{
+	__u64 base = (__u64)(uintptr_t)L.arena, off = uaddr - base;
+
+	if (uaddr < base || off > KF_ARENA || (__u64)num * UKSZ > KF_ARENA - off)
+		return;
+	for (__u32 i = 0; i < num; i++) {
+		struct ukevent uk;
+
+		memcpy(&uk, L.arena + off + i * UKSZ, UKSZ);
+		map_entry(&uk);
+		if (memcmp(&uk, L.arena + off + i * UKSZ, UKSZ))
+			put_both(NULL, (size_t)(off + i * UKSZ), &uk, UKSZ);
+	}
+}
+
+/* An ioctl number the model does not answer for a device (LK_NOT_MODELLED). */
+static bool not_modelled(unsigned int cmd)
+{
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC)
+		return true;	/* another driver's number: the VFS may act on it */
+	return nr == KEVENT_IOC_NR_RING_SHM || nr == KEVENT_IOC_NR_FAULT ||
+	       nr == KEVENT_IOC_NR_DRAIN;
+}
+
+/* GET_EVENTS the model would park: 1 ms timeout on both sides (LK_PARK). */
+static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
+{
+	struct kevent_get_events_arg *a = &ma->a.get;
+	const struct mq *q = L.m.slot[slot];
+
+	if (ma->nr != KEVENT_IOC_NR_GET_EVENTS || !a->max_nr || !a->min_nr || !a->timeout_ns ||
+	    (a->ioc_flags & KEVENT_GET_NONBLOCK) || q->nrdy >= a->min_nr)
+		return false;
+	a->timeout_ns = WAIT_CLAMP_NS;
+	memcpy(arg + offsetof(struct kevent_get_events_arg, timeout_ns), &a->timeout_ns,
+	       sizeof(a->timeout_ns));
+	return true;
+}
+
+/* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
+static bool get_range_faults(const struct margs *ma)
+{
+	__u64 base = (__u64)(uintptr_t)L.arena, a = ma->a.get.events;
+	__u64 len = (__u64)ma->a.get.max_nr * UKSZ;
+
+	if (ma->nr != KEVENT_IOC_NR_GET_EVENTS || !ma->a.get.max_nr)
+		return false;
+	return a < base || a - base > KF_ARENA || len > KF_ARENA - (a - base);
+}
+
+static void settle_waiters(void)
+{
+	struct kevent_info info;
+
+	for (int ms = 0; ms < SETTLE_MS; ms++) {
+		if (info_of(L.probe, &info) || info.live_waiters == L.base.live_waiters)
+			return;
+		usleep(1000);
+	}
+	diff("live_waiters %llu, %llu before the call: the waiter was never put",
+	     (unsigned long long)info.live_waiters, (unsigned long long)L.base.live_waiters);
+}
+
+static void trace_ioctl(const struct kf_ioc *io, const struct margs *ma, int got, int exp)
+{
+	__u64 base = (__u64)(uintptr_t)L.arena;
+
+	fprintf(stderr, "lockstep: step %u q%u cmd %#x%s: got %d exp %d", L.step, io->slot,
+		io->cmd, io->arg_null ? " NULL" : "", got, exp);
+	if (ma->nr == KEVENT_IOC_NR_CTL)
+		fprintf(stderr, " CTL cmd %u num %u at %+lld", ma->a.ctl.cmd, ma->a.ctl.num,
+			(long long)(ma->a.ctl.events - base));
+	else if (ma->nr == KEVENT_IOC_NR_GET_EVENTS)
+		fprintf(stderr, " GET min %u max %u timeout %llu at %+lld ioc_flags %#x",
+			ma->a.get.min_nr, ma->a.get.max_nr,
+			(unsigned long long)ma->a.get.timeout_ns,
+			(long long)(ma->a.get.events - base), ma->a.get.ioc_flags);
+	fputc('\n', stderr);
+}
+
+static __u32 ms32(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u32)((__u64)ts.tv_sec * 1000u + (__u64)ts.tv_nsec / 1000000u);
+}
+
+/* Short timers in a CTL array about to be run: how many. */
+static unsigned int short_timers_in(const struct margs *ma)
+{
+	__u64 base = (__u64)(uintptr_t)L.arena, off = ma->a.ctl.events - base;
+	unsigned int n = 0;
+
+	if (ma->nr != KEVENT_IOC_NR_CTL || ma->a.ctl.cmd == KEVENT_CTL_REMOVE ||
+	    ma->a.ctl.events < base || off > KF_ARENA ||
+	    (__u64)ma->a.ctl.num * UKSZ > KF_ARENA - off)
+		return 0;
+	for (__u32 i = 0; i < ma->a.ctl.num; i++)
+		n += is_short_timer((const void *)(L.arena + off + i * UKSZ));
+	return n;
+}
+
+/* A9 windows for the short timers this CTL arms: before the call's effects. */
+static void arm_windows(const struct margs *ma, __u32 before, __u32 after)
+{
+	const struct ukevent *uks = (const void *)L.ctl_copy;	/* as passed */
+
+	for (__u32 i = 0; i < ma->a.ctl.num; i++) {
+		const struct lk_win *w;
+
+		if (!is_short_timer(&uks[i]))
+			continue;
+		w = win_of(&uks[i]);
+		/* D6 duplicates: one window covers every arming of the key */
+		win_set(&uks[i], w ? w->lo : before + TIMER_SHORT_MS, after + TIMER_SHORT_MS);
+	}
+}
+
+/* Waits past every deadline armed, then the barrier; the model fires them. */
+static void wait_timers(__u32 after)
+{
+	while ((__s32)(ms32() - (after + TIMER_SHORT_MS + 2)) < 0)
+		usleep(500);
+	drain_origins();
+	m_fire_each(&L.m, timer_bits, NULL);
+}
+
+/* GET_EVENTS output: a short timer's ret_data[0] is checked against its window (A9). */
+static void accept_timer_stamps(const struct margs *ma, int got)
+{
+	__u64 off = ma->a.get.events - (__u64)(uintptr_t)L.arena;
+
+	for (int i = 0; i < got && !L.failed; i++) {
+		const struct ukevent *e = (const void *)(L.m.arena + off + (size_t)i * UKSZ);
+		const struct ukevent *g = (const void *)(L.arena + off + (size_t)i * UKSZ);
+		const struct lk_win *w;
+		__u32 v = g->ret_data[0];
+
+		if (e->type != KEVENT_TIMER || e->ret_data[0] != TIMER_WILDCARD)
+			continue;
+		w = win_of(e);
+		if (!w || v - w->lo > w->hi - w->lo) {
+			diff("timer ret_data[0] %u outside [%u, %u] (A9: ADD time + period)", v,
+			     w ? w->lo : 0, w ? w->hi : 0);
+			return;
+		}
+		m_poke(&L.m, (size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)),
+		       &v, sizeof(v));
+	}
+}
+
+static void do_ioctl(const struct kf_ioc *io)
+{
+	struct lk_q *q = &L.q[io->slot];
+	size_t usize = _IOC_SIZE(io->cmd);
+	struct margs ma;
+	bool waited = false;
+	unsigned int timers = 0;
+	__u32 before, after;
+	int exp, got, r;
+
+	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
+		return;
+	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
+	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
+		     io->arg_null ? 0 : usize, &ma);
+	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL) {
+		map_array(ma.a.ctl.events, ma.a.ctl.num);
+		timers = short_timers_in(&ma);
+		if (timers)
+			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
+			       (size_t)ma.a.ctl.num * UKSZ);
+	}
+	if (!exp && !io->arg_null && get_range_faults(&ma)) {
+		exp = -EFAULT;					/* LK_PLAN_RANGES */
+	} else if (!exp && !io->arg_null) {
+		waited = clamp_wait((int)io->slot, &ma, L.arg);
+		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
+	}
+	L.ioctls++;
+	before = ms32();
+	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
+	got = r < 0 ? -errno : r;
+	after = ms32();
+	if (L.trace)
+		trace_ioctl(io, &ma, got, exp);
+	L.outcome[L.op][bucket(got)]++;
+	if (io->arg_null) {
+		/* LK_ARG_NULL */
+		if (got != -EFAULT && (got != exp || !exp))
+			diff("NULL argument: got %d, expected -EFAULT or %d", got, exp);
+		return;
+	}
+	EXPECT_EQ("ioctl result", got, exp);
+	if (timers && got >= 0 && !L.failed) {
+		arm_windows(&ma, before, after);
+		wait_timers(after);
+	}
+	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !L.failed)
+		accept_timer_stamps(&ma, got);
+	if (waited)
+		settle_waiters();				/* LK_WAITER_PUT */
+	if (got < 0 || L.failed)
+		return;
+	if (ma.nr == KEVENT_IOC_NR_INFO) {
+		compare_info((int)io->slot, (const struct kevent_info *)L.arg, usize);
+		for (size_t i = sizeof(struct kevent_info); i < usize; i++)
+			if (L.arg[i]) {
+				diff("INFO reply byte %zu not zeroed", i);
+				break;
+			}
+	} else if (ma.nr == KEVENT_IOC_NR_CTL) {
+		note_entries(ma.a.ctl.events,
+			     ma.a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma.a.ctl.num);
+	}
+}
+
+static void op_ioc(struct kf_cur *c, unsigned int op)
+{
+	struct kf_ioc io;
+
+	if (kf_decode_ioc(c, op, &io, L.arg, (__u64)(uintptr_t)L.arena))
+		do_ioctl(&io);	/* io.defer: run at once (LK_HARNESS_OPS) */
+}
+
+/* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
+static void op_source(struct kf_cur *c, bool drain)
+{
+	unsigned int id0, id1, x;
+	__u32 data;
+	char buf[256];
+	int i;
+
+	if (!kf_u8(c, &id0) || !kf_u8(c, &id1))
+		return;
+	if (drain ? !kf_u8(c, &x) : !kf_u32(c, &data))
+		return;
+	if (!L.drain)
+		return;	/* without the barrier the model cannot know when */
+	i = (int)(id0 % NSRC);
+	if (drain) {
+		while (src[i].pending) {
+			ssize_t n = read(src[i].rd, buf, sizeof(buf));
+
+			if (n <= 0) {
+				diff("draining source %d: %s", i, strerror(errno));
+				return;
+			}
+			src[i].pending -= (unsigned int)n;
+		}
+		drain_origins();
+		return;
+	}
+	if (src[i].pending >= 4096)
+		return;	/* stays far below any pipe's capacity */
+	buf[0] = (char)data;
+	if (write(src[i].wr, buf, 1) != 1) {
+		diff("writing source %d: %s", i, strerror(errno));
+		return;
+	}
+	src[i].pending++;
+	L.fires++;
+	drain_origins();
+	fire_src = i;
+	m_fire_each(&L.m, fire_bits, NULL);
+}
+
+static void skip_bytes(struct kf_cur *c, size_t n)
+{
+	uint8_t b[16];
+
+	kf_bytes(c, b, n);
+}
+
+static bool run_op(struct kf_cur *c)
+{
+	unsigned int op;
+
+	if (!kf_u8(c, &op))
+		return false;
+	L.op = op % KF_OP_NR;
+	switch (L.op) {
+	case KF_OP_OPEN: op_open(c); break;
+	case KF_OP_CLOSE: op_close(c); break;
+	case KF_OP_POKE:
+	case KF_OP_RAW: kf_decode_poke(c, L.op, put_both, NULL); break;
+	case KF_OP_FAULT: skip_bytes(c, 9); break;		/* LK_FAULT_OP */
+	case KF_OP_CTL:
+	case KF_OP_GET:
+	case KF_OP_INFO:
+	case KF_OP_SETABI:
+	case KF_OP_IOCTL: op_ioc(c, L.op); break;
+	case KF_OP_FIRE: op_source(c, false); break;
+	case KF_OP_BREAK: op_source(c, true); break;
+	/* LK_HARNESS_OPS: consumed, no device form */
+	case KF_OP_CLOCK: skip_bytes(c, 4); break;
+	case KF_OP_RUN: case KF_OP_EXEC: break;
+	case KF_OP_INTR: case KF_OP_PUT: skip_bytes(c, 1); break;
+	case KF_OP_FIRES: skip_bytes(c, 6); break;
+	default: skip_bytes(c, 3); break;
+	}
+	return true;
+}
+
+/* ---- one program ---- */
+
+/* Waits (LK_RELEASE) until the backend-wide counters say want queues. */
+static int settle(__u64 want_queues, __u64 want_kevents, struct kevent_info *out)
+{
+	for (int ms = 0; ; ms++) {
+		int err = info_of(L.probe, out);
+
+		if (err)
+			return err;
+		if (out->live_queues == want_queues && out->live_kevents == want_kevents &&
+		    !out->live_waiters)
+			return 0;
+		if (ms >= SETTLE_MS)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+}
+
+static void reset_sources(void)
+{
+	char buf[4096];
+
+	for (int i = 0; i < NSRC; i++)
+		while (src[i].pending) {
+			ssize_t n = read(src[i].rd, buf, sizeof(buf));
+
+			if (n <= 0)
+				break;
+			src[i].pending -= (unsigned int)n;
+		}
+	drain_origins();
+}
+
+static void start(const uint8_t *hdr)
+{
+	unsigned int i;
+
+	memset(L.arena, 0, KF_ARENA);
+	m_init(&L.m, hdr, (__u64)(uintptr_t)L.arena);
+	L.m.org = &lk_origin;
+	L.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
+	L.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
+	L.m.max_get = L.base.max_get_nr;
+	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
+		L.m.caps[i] = L.base.limits[i].cap;		/* LK_INFO_CAPS */
+		L.m.used[0][i] = L.base.limits[i].used;		/* LK_INFO_SHARED */
+	}
+	L.failed = false;
+	L.why[0] = '\0';
+	nwin = 0;
+}
+
+static void finish(void)
+{
+	struct kevent_info info;
+	int err;
+
+	L.op = KF_OP_NR;
+	for (int i = 0; i < KF_NQ; i++)
+		if (L.m.slot[i])
+			close_slot(i);
+	m_reap(&L.m);
+	reset_sources();
+	if (!L.failed)
+		check_arena(0, KF_ARENA);
+	err = settle(L.base.live_queues, L.base.live_kevents, &info);
+	if (err && !L.failed)
+		diff("counters not back after the program (live queues %llu kevents %llu "
+		     "waiters %llu, before %llu %llu): %s",
+		     (unsigned long long)info.live_queues, (unsigned long long)info.live_kevents,
+		     (unsigned long long)info.live_waiters,
+		     (unsigned long long)L.base.live_queues,
+		     (unsigned long long)L.base.live_kevents, strerror(-err));
+	/* The model's objects: whatever a difference left behind. */
+	for (int i = 0; i < KF_NW; i++)
+		L.m.w[i].used = false;
+	while (L.m.objs.next != &L.m.objs) {
+		struct mlink *o = L.m.objs.next;
+
+		o->prev->next = o->next;
+		o->next->prev = o->prev;
+		free((char *)o - offsetof(struct mq, obj));
+	}
+}
+
+/* 0: same as the model; 1: a difference (L.why). */
+static int run_program(const uint8_t *data, size_t size)
+{
+	struct kf_cur c = { data + KF_HDR_LEN, size - KF_HDR_LEN };
+
+	if (size < KF_HDR_LEN || (data[KF_HDR_ORIGINS] & KF_HDR_LOOSE))
+		return 0;	/* loose mode has no model */
+	if (info_of(L.probe, &L.base)) {
+		diff("INFO of the probe: %s", strerror(errno));
+		return 1;
+	}
+	start(data);
+	alarm(ALARM_S);
+	for (L.step = 0; L.step < KF_MAX_STEPS && !L.failed && run_op(&c); L.step++) {
+		L.ops++;
+		check_all();
+	}
+	finish();
+	alarm(0);
+	L.programs++;
+	return L.failed;
+}
+
+/* ---- programs: files, directories, mutations ---- */
+
+struct blob {
+	uint8_t *p;
+	size_t n;
+	char *name;
+};
+
+static struct blob *progs;
+static size_t nprogs, capprogs;
+
+static void add_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct blob b = { NULL, 0, strdup(path) };
+	uint8_t buf[65536];
+	size_t n;
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		b.p = realloc(b.p, b.n + n);
+		memcpy(b.p + b.n, buf, n);
+		b.n += n;
+	}
+	fclose(f);
+	if (nprogs == capprogs) {
+		capprogs = capprogs ? 2 * capprogs : 256;
+		progs = realloc(progs, capprogs * sizeof(*progs));
+	}
+	progs[nprogs++] = b;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *only_prefix[2];	/* add_path: only names with these */
+
+static bool wanted(const char *name)
+{
+	if (!only_prefix[0])
+		return true;
+	for (int i = 0; i < 2; i++)
+		if (only_prefix[i] && !strncmp(name, only_prefix[i], strlen(only_prefix[i])))
+			return true;
+	return false;
+}
+
+static void add_path(const char *path)
+{
+	struct stat st;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+	DIR *d;
+
+	if (stat(path, &st) < 0) {
+		perror(path);
+		exit(2);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		add_file(path);
+		return;
+	}
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !wanted(e->d_name))
+			continue;
+		names = realloc(names, (n + 1) * sizeof(*names));
+		if (asprintf(&names[n++], "%s/%s", path, e->d_name) < 0)
+			exit(2);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	for (size_t i = 0; i < n; i++) {
+		add_file(names[i]);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static unsigned long long rng;
+
+static unsigned int rnd(unsigned int n)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return n ? (unsigned int)((rng * 2685821657736338717ull) >> 33) % n : 0;
+}
+
+/* A few byte-level mutations of one program, splices of another. */
+static size_t mutate(uint8_t *out, size_t cap)
+{
+	const struct blob *a = &progs[rnd((unsigned int)nprogs)];
+	size_t n = a->n < cap ? a->n : cap;
+	unsigned int k = 1 + rnd(8);
+
+	memcpy(out, a->p, n);
+	while (k--) {
+		unsigned int what = rnd(5);
+
+		if (n <= KF_HDR_LEN)
+			break;
+		if (what == 0) {
+			out[KF_HDR_LEN + rnd((unsigned int)(n - KF_HDR_LEN))] ^= (uint8_t)(1u << rnd(8));
+		} else if (what == 1) {
+			out[KF_HDR_LEN + rnd((unsigned int)(n - KF_HDR_LEN))] = (uint8_t)rnd(256);
+		} else if (what == 2) {
+			/* an opcode byte */
+			out[KF_HDR_LEN + rnd((unsigned int)(n - KF_HDR_LEN))] = (uint8_t)rnd(KF_OP_NR);
+		} else if (what == 3) {
+			const struct blob *b = &progs[rnd((unsigned int)nprogs)];
+			size_t at = KF_HDR_LEN + rnd((unsigned int)(n - KF_HDR_LEN));
+			size_t from = b->n > KF_HDR_LEN ? KF_HDR_LEN + rnd((unsigned int)(b->n - KF_HDR_LEN)) : b->n;
+			size_t len = b->n - from;
+
+			if (len > cap - at)
+				len = cap - at;
+			memcpy(out + at, b->p + from, len);
+			n = at + len;
+		} else {
+			n = KF_HDR_LEN + rnd((unsigned int)(n - KF_HDR_LEN)) + 1;
+		}
+	}
+	return n;
+}
+
+static void save(const char *dir, const uint8_t *p, size_t n)
+{
+	char path[4096];
+	unsigned long long h = 1469598103934665603ull;
+	FILE *f;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	snprintf(path, sizeof(path), "%s/lockstep-%016llx", dir, h);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, n, f) != n)
+		perror(path);
+	if (f)
+		fclose(f);
+	fprintf(stderr, "kevent-lockstep: reproducer %s\n", path);
+}
+
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+static void on_alarm(int sig)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg),
+			 "kevent-lockstep: FAIL: %s: no progress for %d s at step %u (%s): a hang\n",
+			 L.prog_name ? L.prog_name : "?", ALARM_S, L.step,
+			 L.op < KF_OP_NR ? op_names[L.op] : "end");
+
+	(void)sig;
+	if (write(2, msg, (size_t)n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static void setup_sources(void)
+{
+	int p[2], sv[2];
+
+	for (int i = 0; i < NSRC - 1; i++) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			kf_fail("pipe: %s\n", strerror(errno));
+		src[i] = (struct lk_src){ p[0], p[1], false, 0 };
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		kf_fail("socketpair: %s\n", strerror(errno));
+	src[NSRC - 1] = (struct lk_src){ sv[0], sv[1], true, 0 };
+}
+
+static void setup_arena(void)
+{
+	unsigned char *r = mmap(NULL, RESERVE + 2 * GUARD, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED)
+		kf_fail("reserving the address range: %s\n", strerror(errno));
+	L.arena = r + GUARD;
+	if (mprotect(L.arena, KF_ARENA, PROT_READ | PROT_WRITE) < 0)
+		kf_fail("mprotect: %s\n", strerror(errno));
+}
+
+static void print_figures(double secs)
+{
+	unsigned long cov = 0, ecov = 0;
+
+	for (int o = 0; o < KF_OP_NR; o++)
+		for (int b = 0; b < 64; b++)
+			cov += L.outcome[o][b] != 0;
+	for (int t = 0; t < 8; t++)
+		for (int f = 0; f < 4; f++)
+			for (int e = 0; e < 64; e++)
+				ecov += L.entry_outcome[t][f][e] != 0;
+	fprintf(stderr, "kevent-lockstep: backend %u: %lu programs, %lu operations "
+		"(%lu ioctls, %lu source writes), %lu differences, coverage %lu call outcomes "
+		"+ %lu entry outcomes, %.1f s\n", L.base.backend, L.programs, L.ops, L.ioctls,
+		L.fires, L.diffs, cov, ecov, secs);
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR] "
+		"[-k] [-v] [-r] [PATH...]\n  -r: print the per-backend allowances and exit\n",
+		argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long nmut = 0;
+	double limit = 0;
+	const char *art = NULL;
+	struct timespec t0, t1;
+	static uint8_t buf[65536];
+	struct kevent_info info;
+	int opt;
+
+	L.dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : "/dev/kevent";
+	rng = 1;
+	L.trace = getenv("LOCKSTEP_TRACE") != NULL;
+	while ((opt = getopt(argc, argv, "d:n:s:t:a:kvr")) != -1) {
+		switch (opt) {
+		case 'd': L.dev = optarg; break;
+		case 'n': nmut = strtoul(optarg, NULL, 0); break;
+		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
+		case 't': limit = strtod(optarg, NULL); break;
+		case 'a': art = optarg; break;
+		case 'k': L.keep_going = true; break;
+		case 'v': L.verbose = true; break;
+		case 'r':
+			for (int i = 0; i < LK_NRULES; i++)
+				printf("%-2d %s\n   rule: %s\n", i, lk_rules[i].what, lk_rules[i].rule);
+			return 0;
+		default: usage(argv[0]);
+		}
+	}
+	if (optind >= argc) {
+		only_prefix[0] = "seed-";
+		only_prefix[1] = "lockstep-";
+		add_path(LK_CORPUS);
+		if (!nmut)
+			nmut = 1000000;
+		if (limit <= 0)
+			limit = 60;
+	}
+	for (int i = optind; i < argc; i++)
+		add_path(argv[i]);
+	L.probe = open(L.dev, O_RDWR | O_CLOEXEC);
+	if (L.probe < 0) {
+		printf("kevent-lockstep: SKIP: %s: %s\n", L.dev, strerror(errno));
+		return 77;
+	}
+	if (info_of(L.probe, &info)) {
+		printf("kevent-lockstep: SKIP: INFO on %s: %s\n", L.dev, strerror(errno));
+		return 77;
+	}
+	{
+		struct kevent_drain d = { 0 };
+
+		L.drain = ioctl(L.probe, KEVENT_IOC_DRAIN, &d) == 0;
+	}
+	if (!L.drain)
+		fprintf(stderr, "kevent-lockstep: no KEVENT_IOC_DRAIN on %s (start the backend "
+			"for tests): source writes are not run\n", L.dev);
+	for (int i = 0; i < KF_NQ; i++)
+		L.q[i].fd = -1;
+	setup_arena();
+	setup_sources();
+	signal(SIGALRM, on_alarm);
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < nprogs + nmut; i++) {
+		const uint8_t *p;
+		size_t n;
+
+		if (i < nprogs) {
+			p = progs[i].p;
+			n = progs[i].n;
+			L.prog_name = progs[i].name;
+		} else {
+			n = mutate(buf, sizeof(buf));
+			p = buf;
+			L.prog_name = "mutation";
+		}
+		if (run_program(p, n)) {
+			L.diffs++;
+			fprintf(stderr, "kevent-lockstep: DIFFERENCE in %s: %s\n", L.prog_name, L.why);
+			if (art)
+				save(art, p, n);
+			if (!L.keep_going)
+				break;
+		} else if (L.verbose) {
+			fprintf(stderr, "kevent-lockstep: ok %s\n", L.prog_name);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (stop_asked)
+			break;
+		if (limit > 0 && (double)(t1.tv_sec - t0.tv_sec) +
+		    (t1.tv_nsec - t0.tv_nsec) / 1e9 >= limit)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_figures((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return L.diffs ? 1 : 0;
+}
