@@ -303,8 +303,9 @@ def main():
     # --- daemon per-ioctl, over boots
     w('## Daemon per-ioctl cost against the no-op CUSE floor (guest)\n')
     w('`bench/daemon/ioctl.c`: kevent-cuse next to noop-cuse (a CUSE server making the '
-      'same transfers and nothing else), interleaved, order flipped every round; the '
-      'ratio is the median of the rounds; per boot the per-round scatter.\n')
+      'same transfers and nothing else), interleaved, order flipped every round; per '
+      'boot the ratio of the medians over the rounds, and the range of the per-round '
+      'ratios (the scatter within the boot).\n')
     boots = [parse_ioctl(raw(f'guest{b}-cuse')) for b in range(1, a.boots + 1)] if a.guest else []
     boots = [b for b in boots if 'ctl' in b]
     if boots:
