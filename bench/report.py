@@ -38,7 +38,7 @@ def verdict(ok):
     return 'met' if ok else 'missed'
 
 
-def versions(build):
+def versions(build, commit):
     cpu = ''
     for line in read('/proc/cpuinfo').splitlines():
         if line.startswith('model name'):
@@ -48,9 +48,6 @@ def versions(build):
     m = re.search(r'MemTotal:\s+(\d+)', read('/proc/meminfo'))
     if m:
         mem = f'{int(m.group(1)) // 1024} MiB'
-    commit = run(['git', 'rev-parse', '--short=12', 'HEAD'])
-    if run(['git', 'status', '--porcelain', '--untracked-files=no']):
-        commit += ' (with uncommitted changes)'
     return [
         ('machine', f'{cpu}, {os.cpu_count()} CPUs, {mem}'),
         ('host kernel', platform.release()),
@@ -132,6 +129,7 @@ def main():
     ap.add_argument('--boots', type=int, default=1)
     ap.add_argument('--mode', default='full')
     ap.add_argument('--guest', type=int, default=1)
+    ap.add_argument('--commit', default='unknown')
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     raw = lambda n: read(os.path.join(a.raw, f'{n}.log'))  # noqa: E731
@@ -146,7 +144,7 @@ def main():
       'orientation only (a shared 2-core virtual host, the guest under qemu TCG).'
       + (' **Quick mode: short runs, a sanity pass, not figures to quote.**' if a.mode == 'quick' else '') + '\n')
     w('| | |\n|---|---|')
-    for k, v in versions(a.build):
+    for k, v in versions(a.build, a.commit):
         w(f'| {k} | {v} |')
     w('')
 
