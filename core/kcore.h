@@ -94,15 +94,13 @@
  *    GET_EVENTS caller (-EAGAIN); RUNNING through kcore_running_enter().
  *  - notify() runs on the thread of korigin_fire(), with that origin's
  *    lock held (but no core lock): it must only signal, never block.
- *  - liburcu and design.md C5: the core itself uses no liburcu.  Where RCU
- *    would go, the origin -> queue hand-off needs no protection because
- *    detach() guarantees no fire is running (queue.c LOCKING), and the
- *    per-uid lookup many threads read walks insert-only chains published
- *    with release stores (core.c).  So the TSan build (-Db_sanitize=thread)
- *    checks exactly the code that ships, with no suppression file; kcore_dep
- *    still carries liburcu for the origins that use it.  Criterion cannot
- *    run under TSan, so core/tests builds the same tests against
- *    core/tests/tap-shim.h there.
+ *  - No RCU (design.md C5): the origin -> queue hand-off needs no
+ *    protection because detach() guarantees no fire is running (queue.c
+ *    LOCKING), and the per-uid lookup many threads read walks insert-only
+ *    chains published with release stores (core.c).  So the TSan build
+ *    (-Db_sanitize=thread) checks exactly the code that ships, with no
+ *    suppression file.  Criterion cannot run under TSan, so core/tests
+ *    builds the same tests against core/tests/tap-shim.h there.
  */
 #ifndef KEVENT_CORE_KCORE_H
 #define KEVENT_CORE_KCORE_H

@@ -146,7 +146,7 @@ static void ktimer_unlink(struct ktimer *t)
 
 /*
  * Point the timerfd at the earliest deadline, + the slack when a second
- * timer is due within it (or disarm it).  The second earliest deadline is
+ * timer is due within it, unless it is armed earlier already.  The second earliest deadline is
  * one of the root's children.
  */
 static void ktimer_rearm(void)
@@ -162,7 +162,14 @@ static void ktimer_rearm(void)
 		if (second - next <= KTIMER_SLACK_NS)
 			next += KTIMER_SLACK_NS;
 	}
-	if (next == kt.armed_ns)
+	/*
+	 * Lazy: a deadline already armed at or before the new one stays.  It
+	 * fires, the pass finds nothing due and arms the right one: one idle
+	 * wake at most, where re-arming costs a timerfd_settime on every ADD
+	 * behind the earliest timer and on every REMOVE of it (each CTL of a
+	 * queue with one timer paid one).
+	 */
+	if (kt.armed_ns && (!next || next >= kt.armed_ns))
 		return;
 	its.it_value.tv_sec = next / 1000000000u;
 	its.it_value.tv_nsec = next % 1000000000u;

@@ -6,7 +6,9 @@
  * writes one byte to a random pair, as fast as it can.  Consumer: one
  * thread that takes readiness in batches (GET_EVENTS at batch 4095, or
  * epoll_wait at 4095) and reads each ready socket empty.  Figure: events
- * delivered to the consumer per second; ratio = origins / epoll.
+ * delivered to the consumer per second; ratio = origins / epoll.  Second
+ * figure, steadier on a loaded machine: the receiving side's CPU per event
+ * (the process's CPU less the writer thread's), ratio = epoll / origins.
  *
  * Usage: bench-origins-sockets [runs [seconds]]
  */
@@ -16,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "common.h"
@@ -25,6 +28,21 @@
 
 static int sv[PAIRS][2];
 static atomic_int stop;
+static double writer_cpu;	/* s of CPU the writer thread used, set as it ends */
+
+static double cpu_s(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* One run: events/s, and the CPU the receiving side spent per event. */
+struct rate {
+	double per_s, cpu_ns;
+};
 
 static void *writer(void *arg)
 {
@@ -37,6 +55,7 @@ static void *writer(void *arg)
 		if (write(sv[x % PAIRS][1], "x", 1) < 0 && errno != EAGAIN)
 			break;
 	}
+	writer_cpu = cpu_s(RUSAGE_THREAD);
 	return NULL;
 }
 
@@ -48,6 +67,22 @@ static void drain(int fd)
 		;
 }
 
+/*
+ * The receiving side's CPU per event: the process's CPU since c0 minus the
+ * writer's (it spins for the whole run whatever the reader does), taken
+ * after the writer is joined and before the drain.  Less sensitive to
+ * other load on the machine than events/s, which counts only what the
+ * scheduler let the reader do.
+ */
+static struct rate rate_of(__u64 events, __u64 ns, double c0)
+{
+	struct rate r = { (double)events / ((double)ns / 1e9), 0 };
+
+	if (events)
+		r.cpu_ns = (cpu_s(RUSAGE_SELF) - c0 - writer_cpu) * 1e9 / (double)events;
+	return r;
+}
+
 static void start_writer(pthread_t *th)
 {
 	atomic_store(&stop, 0);
@@ -56,15 +91,20 @@ static void start_writer(pthread_t *th)
 
 static void stop_writer(pthread_t th)
 {
-	int i;
-
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
+}
+
+/* Between runs: what the writer left, read away. */
+static void drain_all(void)
+{
+	int i;
+
 	for (i = 0; i < PAIRS; i++)
 		drain(sv[i][0]);
 }
 
-static double run_epoll(double seconds)
+static struct rate run_epoll(double seconds)
 {
 	static struct epoll_event evs[BATCH];
 	int ep = epoll_create1(0), i, n;
@@ -76,6 +116,8 @@ static double run_epoll(double seconds)
 
 		epoll_ctl(ep, EPOLL_CTL_ADD, sv[i][0], &e);
 	}
+	double c0 = cpu_s(RUSAGE_SELF);
+
 	start_writer(&th);
 	t0 = bench_now_ns();
 	end = t0 + (__u64)(seconds * 1e9);
@@ -87,11 +129,16 @@ static double run_epoll(double seconds)
 	}
 	end = bench_now_ns();
 	stop_writer(th);
-	close(ep);
-	return (double)events / ((double)(end - t0) / 1e9);
+	{
+		struct rate r = rate_of(events, end - t0, c0);
+
+		close(ep);
+		drain_all();
+		return r;
+	}
 }
 
-static double run_origins(double seconds)
+static struct rate run_origins(double seconds)
 {
 	static struct ukevent uk[PAIRS], out[BATCH];
 	struct kcore_config cfg = { .backend = KEVENT_BACKEND_CORE };
@@ -111,6 +158,8 @@ static double run_origins(double seconds)
 	}
 	if (bench_ctl(q, KEVENT_CTL_ADD, uk, PAIRS) != 0)
 		fprintf(stderr, "ADD failed or ready at ADD\n");
+	double c0 = cpu_s(RUSAGE_SELF);
+
 	start_writer(&th);
 	t0 = bench_now_ns();
 	end = t0 + (__u64)(seconds * 1e9);
@@ -122,10 +171,15 @@ static double run_origins(double seconds)
 	}
 	end = bench_now_ns();
 	stop_writer(th);
-	kqueue_release(q);
-	kcore_free(core);
-	korigins_sync_closer();
-	return (double)events / ((double)(end - t0) / 1e9);
+	{
+		struct rate r = rate_of(events, end - t0, c0);
+
+		kqueue_release(q);
+		kcore_free(core);
+		korigins_sync_closer();
+		drain_all();
+		return r;
+	}
 }
 
 static double median(double *v, int n)
@@ -145,7 +199,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 5, i;
-	double seconds = argc > 2 ? atof(argv[2]) : 2.0, ep[16], org[16];
+	double seconds = argc > 2 ? atof(argv[2]) : 2.0, ep[16], org[16], epc[16], orgc[16];
 	struct korigins_config ocfg = { 0 };
 
 	if (runs < 1 || runs > 16)
@@ -160,14 +214,20 @@ int main(int argc, char **argv)
 	if (korigins_start(&ocfg) < 0)
 		return 1;
 	for (i = 0; i < runs; i++) {
-		ep[i] = run_epoll(seconds);
-		org[i] = run_origins(seconds);
+		struct rate e = run_epoll(seconds), o = run_origins(seconds);
+
+		ep[i] = e.per_s, epc[i] = e.cpu_ns;
+		org[i] = o.per_s, orgc[i] = o.cpu_ns;
 	}
 	printf("# %d AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s\n",
 	       PAIRS, runs, seconds);
 	printf("epoll ET events/s   %10.0f (median)\n", median(ep, runs));
 	printf("origins events/s    %10.0f (median)\n", median(org, runs));
 	printf("ratio origins/epoll %10.2f\n", median(org, runs) / median(ep, runs));
+	printf("# CPU of the receiving side per event (process minus the writer thread)\n");
+	printf("epoll ET cpu ns/event   %8.0f (median)\n", median(epc, runs));
+	printf("origins cpu ns/event    %8.0f (median)\n", median(orgc, runs));
+	printf("cpu ratio epoll/origins %8.2f\n", median(epc, runs) / median(orgc, runs));
 	korigins_stop();
 	return 0;
 }
