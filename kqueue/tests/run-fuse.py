@@ -58,7 +58,11 @@ def main():
             return 1
         time.sleep(0.02)
     env = dict(os.environ, KEVENT_DEVICE=dev, KEVENT_BACKEND='fuse')
-    rc = subprocess.run(prog, env=env).returncode
+    try:
+        rc = subprocess.run([os.path.abspath(prog[0])] + prog[1:], env=env).returncode
+    except OSError as e:
+        print(f'1..1\nnot ok 1 - run: {e}')
+        rc = 1
     sys.stdout.flush()
     bad = None
     if d.poll() is not None:
