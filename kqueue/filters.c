@@ -252,6 +252,22 @@ static int check_timer(struct knote *kn, struct kevent *out)
 	return 1;
 }
 
+/*
+ * A timer enabled again starts counting afresh: the expirations while it
+ * was disabled are dropped, as the Linux ports and macOS do (FreeBSD keeps
+ * them; kqueue-kevent(3) NOTES).
+ */
+void kqf_filter_enable(struct knote *kn)
+{
+	uint64_t v;
+
+	if (kn->kind != K_TIMER)
+		return;
+	while (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+	kn->count = 0;
+}
+
 /* ---- EVFILT_USER ---- */
 
 void kqf_user_touch(struct knote *kn, const struct kevent *kev)
@@ -589,6 +605,7 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 			return 0;
 		out->fflags = kn->sfflags;
 		out->data = kn->sdata;
+		out->flags &= (unsigned short)~EV_ADD;	/* as FreeBSD and the ports */
 		return 1;
 	case K_SIGNAL:
 		if (!kn->count)

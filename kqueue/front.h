@@ -26,6 +26,7 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out);
 void kqf_filter_clear(struct knote *kn, const struct kevent *out);
 void kqf_filter_detach(struct kq *kq, struct knote *kn);
 bool kqf_is_stale(const struct knote *kn);
+void kqf_filter_enable(struct knote *kn);
 void kqf_user_touch(struct knote *kn, const struct kevent *kev);
 void kqf_vnode_read(struct kq *kq);
 void kqf_signal_stop(struct kq *kq, bool child);

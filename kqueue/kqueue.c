@@ -245,7 +245,9 @@ struct knote *kqf_knote_new(struct kq *kq, const struct kevent *kev)
 	if (!kn)
 		return NULL;
 	kn->kev = *kev;
-	kn->kev.flags &= (unsigned short)~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE | EV_SYSFLAGS);
+	/* Returned flags keep EV_ADD as the Linux ports and macOS do (FreeBSD
+	 * drops it; kqueue-kevent(3) NOTES); the other actions go. */
+	kn->kev.flags &= (unsigned short)~(EV_DELETE | EV_ENABLE | EV_DISABLE | EV_SYSFLAGS);
 	kn->kev.fflags = 0;
 	kn->kev.data = 0;
 	kn->sfflags = kev->fflags;
@@ -279,10 +281,13 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 	} else if (kn->kind == K_USER) {
 		kqf_user_touch(kn, kev);
 	}
-	if (kev->flags & EV_DISABLE)
+	if (kev->flags & EV_DISABLE) {
 		kn->disabled = true;
-	else if (kev->flags & (EV_ENABLE | EV_ADD))
+	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
+		if (kn->disabled)
+			kqf_filter_enable(kn);
 		kn->disabled = false;
+	}
 	/* kqueue re-evaluates an enabled knote at every change (level rule). */
 	if (!kn->disabled)
 		kqf_candidate(kq, kn);
@@ -337,8 +342,9 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 
 /*
  * FreeBSD's rule: a change that fails, or one with EV_RECEIPT, is written
- * to the eventlist with flags EV_ERROR and data the errno, and kevent()
- * then returns at once; with no room left it fails with that errno.
+ * to the eventlist with EV_ERROR added to its flags (as macOS and the Linux
+ * ports write it) and data the errno, and kevent() then returns at once;
+ * with no room left it fails with that errno.
  */
 static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
 			 struct kevent *ev, int nev, int *nerr)
@@ -353,7 +359,7 @@ static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
 			continue;
 		if (nev - *nerr <= 0)
 			return r;
-		c.flags = EV_ERROR;
+		c.flags |= EV_ERROR;
 		c.data = -r;
 		ev[(*nerr)++] = c;
 	}

@@ -25,7 +25,7 @@ KQT(pipe, read_data_is_bytes_readable)
 	kqt_quiet(kq, 50, "empty pipe");
 	kqt_write(p[1], 10);
 	e = kqt_get(kq, "pipe");
-	EV_SET(&want, p[0], EVFILT_READ, 0, 0, 10, NULL);
+	EV_SET(&want, p[0], EVFILT_READ, EV_ADD, 0, 10, NULL);
 	kqt_same(&want, &e, "whole event");
 }
 
@@ -38,7 +38,7 @@ KQT(pipe, read_eof_when_writer_closes)
 	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
 	close(p[1]);
 	e = kqt_get(kq, "writer gone");
-	EV_SET(&want, p[0], EVFILT_READ, EV_EOF, 0, 0, NULL);
+	EV_SET(&want, p[0], EVFILT_READ, EV_ADD | EV_EOF, 0, 0, NULL);
 	kqt_same(&want, &e, "EV_EOF, data 0");
 }
 
@@ -52,7 +52,7 @@ KQT(pipe, read_eof_keeps_the_byte_count)
 	close(p[1]);
 	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
 	e = kqt_get(kq, "data then eof");
-	cr_assert_eq(e.flags, EV_EOF);
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
 	cr_assert_eq(e.data, 3);
 }
 
@@ -146,7 +146,7 @@ KQT(socket, read_data_is_bytes_readable)
 	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
 	kqt_write(sv[1], 7);
 	e = kqt_get(kq, "socket");
-	EV_SET(&want, sv[0], EVFILT_READ, 0, 0, 7, NULL);
+	EV_SET(&want, sv[0], EVFILT_READ, EV_ADD, 0, 7, NULL);
 	kqt_same(&want, &e, "whole event");
 }
 
@@ -159,7 +159,7 @@ KQT(socket, read_eof_when_peer_closes)
 	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
 	close(sv[1]);
 	e = kqt_get(kq, "peer closed");
-	cr_assert_eq(e.flags, EV_EOF);
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
 	cr_assert_eq(e.data, 0);
 	cr_assert_eq(e.fflags, 0);
 }
@@ -174,7 +174,7 @@ KQT(socket, read_eof_on_shutdown_keeps_data)
 	shutdown(sv[1], SHUT_WR);
 	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
 	e = kqt_get(kq, "data and eof");
-	cr_assert_eq(e.flags, EV_EOF);
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
 	cr_assert_eq(e.data, 4);
 }
 
@@ -186,7 +186,7 @@ KQT(socket, write_ready_on_connected)
 	kqt_socketpair(sv);
 	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
 	e = kqt_get(kq, "writable");
-	cr_assert_eq(e.flags, 0);
+	cr_assert_eq(e.flags, EV_ADD);
 	cr_assert_gt(e.data, 0);
 }
 
@@ -342,7 +342,7 @@ KQT(file, always_writable)
 	kqt_ok(kq, (uintptr_t)fd, EVFILT_WRITE, EV_ADD, 0, 0, NULL);
 	e = kqt_get(kq, "file");
 	cr_assert_eq(e.filter, EVFILT_WRITE);
-	cr_assert_eq(e.flags, 0);
+	cr_assert_eq(e.flags, EV_ADD);
 }
 
 /* ---- close() of a watched fd ---- */
