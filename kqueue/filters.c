@@ -424,9 +424,14 @@ void kqf_vnode_read(struct kq *kq)
 				for (struct knote *kn = kq->by_key[h]; kn; kn = kn->hnext) {
 					if (kn->kind != K_VNODE || kn->wd != ie->wd)
 						continue;
-					kn->fflags |= vnode_notes(kn, ie);
-					if (kn->fflags & kn->sfflags)
+					unsigned int hint = vnode_notes(kn, ie);
+
+					/* The BSDs add the whole hint when one bit is asked for
+					 * (a growing write is NOTE_WRITE|NOTE_EXTEND). */
+					if (hint & kn->sfflags) {
+						kn->fflags |= hint;
 						kqf_candidate(kq, kn);
+					}
 				}
 			}
 			p += sizeof(*ie) + ie->len;
@@ -615,9 +620,9 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 	case K_VNODE:
 		if (kqf_is_stale(kn) && kn->nlink != 0)
 			return -1;
-		if (!(kn->fflags & kn->sfflags))
+		if (!kn->fflags)
 			return 0;
-		out->fflags = kn->fflags & kn->sfflags;
+		out->fflags = kn->fflags;
 		return 1;
 	}
 	(void)kq;

@@ -503,7 +503,8 @@ KQT(vnode, growth_is_note_extend)
 	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
 	struct kevent e;
 
-	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE | NOTE_EXTEND, 0, NULL);
+	/* Only NOTE_WRITE asked: the growing write's whole hint comes back. */
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE, 0, NULL);
 	lseek(fd, 0, SEEK_END);
 	kqt_write(fd, 10);
 	e = kqt_get(kq, "append");
@@ -598,6 +599,30 @@ KQT(vnode, notes_accumulate_until_delivered)
 	if (e.fflags != (NOTE_WRITE | NOTE_ATTRIB))
 		e.fflags |= kqt_get(kq, "the second note").fflags;
 	cr_assert_eq(e.fflags, NOTE_WRITE | NOTE_ATTRIB, "fflags %#x", e.fflags);
+	unlink(path);
+}
+
+KQT(vnode, rename_over_a_watched_file_is_note_delete)
+{
+	char path[64], src[80];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	snprintf(src, sizeof(src), "%s.src", path);
+	close(open(src, O_CREAT | O_WRONLY, 0600));
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_DELETE, 0, NULL);
+	cr_assert_eq(rename(src, path), 0);
+	cr_assert_eq(kqt_get(kq, "replaced").fflags, NOTE_DELETE);
+	unlink(path);
+}
+
+KQT(vnode, ftruncate_growth_is_note_extend)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_EXTEND, 0, NULL);
+	cr_assert_eq(ftruncate(fd, 8192), 0);
+	cr_assert(kqt_get(kq, "grown").fflags & NOTE_EXTEND);
 	unlink(path);
 }
 
