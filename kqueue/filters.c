@@ -322,7 +322,7 @@ static int check_proc(struct knote *kn, struct kevent *out)
 			out->data = (si.si_status & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0);
 	}
 	out->fflags = kn->sfflags & NOTE_EXIT;
-	out->flags |= EV_EOF | EV_ONESHOT;
+	out->flags |= EV_EOF | EV_ONESHOT | EV_CLEAR;	/* as the BSDs report an exit */
 	return 1;
 }
 

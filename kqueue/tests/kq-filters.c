@@ -419,7 +419,7 @@ KQT(proc, exit_status_of_a_child)
 	e = kqt_get(kq, "child exit");
 	cr_assert_eq(e.ident, (uintptr_t)child);
 	cr_assert_eq(e.fflags, NOTE_EXIT);
-	cr_assert(e.flags & EV_EOF, "flags %#x", e.flags);
+	cr_assert_eq(e.flags, EV_ADD | EV_ONESHOT | EV_CLEAR | EV_EOF, "flags %#x", e.flags);
 	cr_assert_eq(e.udata, (void *)5);
 	cr_assert(WIFEXITED((int)e.data) && WEXITSTATUS((int)e.data) == 7, "data %#lx", (long)e.data);
 	/* Not reaped by the front: the parent still can. */
@@ -454,6 +454,22 @@ KQT(proc, exit_is_reported_once)
 	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
 	kqt_get(kq, "exit");
 	kqt_quiet(kq, 30, "once");
+	waitpid(child, NULL, 0);
+}
+
+KQT(proc, two_kqueues_both_see_the_status)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue();
+	pid_t child = fork();
+
+	if (child == 0) {
+		usleep(50000);
+		_exit(64);
+	}
+	kqt_ok(a, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	kqt_ok(b, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	cr_assert_eq(kqt_get(a, "a").data, 64 << 8);
+	cr_assert_eq(kqt_get(b, "b").data, 64 << 8);
 	waitpid(child, NULL, 0);
 }
 
