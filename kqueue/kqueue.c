@@ -182,11 +182,16 @@ static void dev_remove(struct kq *kq, int fd, unsigned int events, uint64_t seri
 	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
 }
 
+/*
+ * Candidates are waiting in the library: make the device's wake kevent
+ * ready, so a blocked caller wakes and poll() on the kqueue fd reports it
+ * readable, as a kqueue with pending events is.
+ */
 static void wake_waiters(struct kq *kq)
 {
 	uint64_t one = 1;
 
-	if (kq->waiters > 0 && write(kq->wake_fd, &one, sizeof(one)) < 0) {
+	if (write(kq->wake_fd, &one, sizeof(one)) < 0) {
 		/* a full eventfd counter still wakes: nothing to do */
 	}
 }

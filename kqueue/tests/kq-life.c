@@ -4,6 +4,7 @@
  * exec), several threads on one kqueue, signals during a wait, and scale.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -90,6 +91,17 @@ KQT(life, fork_child_makes_its_own)
 	}
 	cr_assert_eq(waitpid(child, &st, 0), child);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+
+KQT(life, kqueue_fd_polls_readable_with_pending_events)
+{
+	int kq = kqt_kqueue();
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "a triggered user event makes the kqueue readable");
+	kqt_get(kq, "then kevent returns it");
 }
 
 /* ---- threads ---- */
