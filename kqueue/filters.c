@@ -449,94 +449,85 @@ static void detach_vnode(struct kq *kq, struct knote *kn)
 		inotify_rm_watch(kq->ino_fd, kn->wd);
 }
 
-/* ---- EVFILT_SIGNAL: a helper thread reads the library's signalfd ---- */
+/* ---- EVFILT_SIGNAL: one dispatcher thread reads the library's signalfd ---- */
 
-static void *signal_helper(void *arg)
+/*
+ * One signalfd and one thread for the process: a pending signal can be
+ * read once only, and every kqueue watching it must see it.
+ */
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sig_fd = -1;
+static sigset_t sig_mask;
+static bool sig_thread_on;
+
+static void *signal_dispatcher(void *arg)
 {
-	struct kq *kq = arg;
+	int fd = (int)(intptr_t)arg;
 
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = kq->sig_fd, .events = POLLIN },
-			{ .fd = kq->sig_stop, .events = POLLIN },
-		};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		struct signalfd_siginfo si;
-		uint64_t one = 1;
-		bool any = false;
 
-		if (poll(p, 2, -1) < 0)
+		if (poll(&p, 1, -1) < 0)
 			continue;
-		if (p[1].revents)
-			return NULL;
-		pthread_mutex_lock(&kq->lock);
-		while (read(kq->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			struct knote *kn = kqf_lookup(kq, si.ssi_signo, EVFILT_SIGNAL);
-
-			if (kn) {
-				kn->count++;
-				kqf_candidate(kq, kn);
-				any = true;
-			}
-		}
-		if (any && write(kq->wake_fd, &one, sizeof(one)) < 0) {
-			/* counter full: a wake is pending */
-		}
-		pthread_mutex_unlock(&kq->lock);
+		while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			kqf_signal_fanout((int)si.ssi_signo);
 	}
+	return NULL;
 }
 
-static int attach_signal(struct kq *kq, struct knote *kn, const struct kevent *kev)
+static int signal_watch(int sig)
 {
-	sigset_t one, all;
-	int sig = (int)kev->ident;
+	sigset_t one, all, old;
+	pthread_t t;
+	int fd;
 
-	if (kev->ident == 0 || kev->ident >= 65 || sig == SIGKILL || sig == SIGSTOP)
-		return -EINVAL;
-	if (kq->sig_fd < 0) {
-		sigemptyset(&kq->sig_mask);
-		kq->sig_stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (kq->sig_stop < 0)
-			return -errno;
-	}
-	sigaddset(&kq->sig_mask, sig);
-	kq->sig_fd = signalfd(kq->sig_fd, &kq->sig_mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (kq->sig_fd < 0)
+	if (sig_fd < 0)
+		sigemptyset(&sig_mask);
+	sigaddset(&sig_mask, sig);
+	fd = signalfd(sig_fd, &sig_mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	sig_fd = fd;
 	/* The caller's thread blocks it, so an ignored signal is still queued. */
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
-	if (!kq->sig_thread_on) {
-		sigset_t old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&kq->sig_thread, NULL, signal_helper, kq) == 0)
-			kq->sig_thread_on = true;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!kq->sig_thread_on)
-			return -EAGAIN;
+	if (sig_thread_on)
+		return 0;
+	/* The dispatcher blocks every signal: it must never take one itself. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, signal_dispatcher, (void *)(intptr_t)sig_fd) == 0) {
+		pthread_detach(t);
+		sig_thread_on = true;
 	}
-	kn->kind = K_SIGNAL;
-	return 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return sig_thread_on ? 0 : -EAGAIN;
 }
 
-void kqf_signal_stop(struct kq *kq, bool child)
+static int attach_signal(struct knote *kn, const struct kevent *kev)
 {
-	uint64_t one = 1;
+	int sig = (int)kev->ident, r;
 
-	if (kq->sig_thread_on && !child) {
-		if (write(kq->sig_stop, &one, sizeof(one)) < 0) {
-			/* cannot fail on a fresh eventfd */
-		}
-		pthread_join(kq->sig_thread, NULL);
-	}
-	kq->sig_thread_on = false;
-	if (kq->sig_fd >= 0)
-		kqf_sys_close(kq->sig_fd);
-	if (kq->sig_stop >= 0)
-		kqf_sys_close(kq->sig_stop);
-	kq->sig_fd = kq->sig_stop = -1;
+	if (kev->ident == 0 || kev->ident >= 65 || sig == SIGKILL || sig == SIGSTOP)
+		return -EINVAL;
+	pthread_mutex_lock(&sig_lock);
+	r = signal_watch(sig);
+	pthread_mutex_unlock(&sig_lock);
+	if (r == 0)
+		kn->kind = K_SIGNAL;
+	return r;
+}
+
+/* In a fork child: the dispatcher thread is not there; start afresh. */
+void kqf_signal_forget(void)
+{
+	if (sig_fd >= 0)
+		kqf_sys_close(sig_fd);
+	sig_fd = -1;
+	sig_thread_on = false;
+	pthread_mutex_init(&sig_lock, NULL);
 }
 
 /* ---- dispatch ---- */
@@ -562,7 +553,7 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 		return attach_vnode(kq, kn, kev);
 	case EVFILT_SIGNAL:
 		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: signals are EV_CLEAR */
-		return attach_signal(kq, kn, kev);
+		return attach_signal(kn, kev);
 	}
 	return -EINVAL;
 }

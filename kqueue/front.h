@@ -17,6 +17,7 @@ void kqf_knote_free(struct kq *kq, struct knote *kn);
 int kqf_kq_init(struct kq *kq, int fd);
 void kqf_kq_release(struct kq *kq, bool child);
 void kqf_kq_closing(struct kq *kq);
+void kqf_signal_deliver(struct kq *kq, int signo);
 
 /* filters.c: what each EVFILT_* does */
 int kqf_filter_validate(const struct kevent *kev);
@@ -29,11 +30,12 @@ bool kqf_is_stale(const struct knote *kn);
 void kqf_filter_enable(struct knote *kn);
 void kqf_user_touch(struct knote *kn, const struct kevent *kev);
 void kqf_vnode_read(struct kq *kq);
-void kqf_signal_stop(struct kq *kq, bool child);
+void kqf_signal_forget(void);
 
 /* registry.c: kqueue descriptors, close() interposition, fork */
 int kqf_kq_create(void);
 int kqf_kq_get(int fd, struct kq **kqp);
 void kqf_kq_put(struct kq *kq);
+void kqf_signal_fanout(int signo);
 
 #endif /* KQUEUE_KEVENT_FRONT_H */

@@ -69,12 +69,6 @@ struct kq {
 	int wake_fd;		/* eventfd: wakes blocked callers (serial 1) */
 	int ino_fd;		/* inotify for EVFILT_VNODE (serial 2), -1 until needed */
 	bool ino_on;
-	int sig_fd;		/* signalfd for EVFILT_SIGNAL, -1 until needed */
-	int sig_stop;		/* eventfd that stops the helper */
-	bool sig_thread_on;
-	pthread_t sig_thread;
-	sigset_t sig_mask;
-	uint64_t sig_count[65];
 	unsigned int nknotes;
 	struct knote *by_key[KQ_HASH];
 	struct knote *by_serial[KQ_HASH];

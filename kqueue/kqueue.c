@@ -362,8 +362,11 @@ static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
 		r = apply_one(kq, &c);
 		if (r == 0 && !(c.flags & EV_RECEIPT))
 			continue;
-		if (nev - *nerr <= 0)
+		if (nev - *nerr <= 0) {
+			if (r == 0)
+				continue;	/* a receipt with no room: nothing to say */
 			return r;
+		}
 		c.flags |= EV_ERROR;
 		c.data = -r;
 		ev[(*nerr)++] = c;
@@ -618,7 +621,7 @@ int kqf_kq_init(struct kq *kq, int fd)
 	kq->fd = fd;
 	kq->pid = getpid();
 	kq->next_serial = SERIAL_FIRST;
-	kq->ino_fd = kq->sig_fd = kq->sig_stop = -1;
+	kq->ino_fd = -1;
 	l_init(&kq->cands);
 	l_init(&kq->orphans);
 	pthread_mutex_init(&kq->lock, NULL);
@@ -640,13 +643,28 @@ void kqf_kq_release(struct kq *kq, bool child)
 			kqf_knote_free(kq, kn);
 		}
 	}
-	kqf_signal_stop(kq, child);
+	(void)child;
 	if (kq->ino_fd >= 0)
 		kqf_sys_close(kq->ino_fd);
 	if (kq->wake_fd >= 0)
 		kqf_sys_close(kq->wake_fd);
 	pthread_mutex_destroy(&kq->lock);
 	free(kq);
+}
+
+/* One delivery of signo to kq's EVFILT_SIGNAL knote, if it has one. */
+void kqf_signal_deliver(struct kq *kq, int signo)
+{
+	struct knote *kn;
+
+	pthread_mutex_lock(&kq->lock);
+	kn = kq->closed ? NULL : kqf_lookup(kq, (uintptr_t)signo, EVFILT_SIGNAL);
+	if (kn) {
+		kn->count++;
+		kqf_candidate(kq, kn);
+		wake_waiters(kq);
+	}
+	pthread_mutex_unlock(&kq->lock);
 }
 
 /* Wake every blocked caller of a kqueue being closed (D17: the device won't). */

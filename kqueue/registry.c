@@ -69,16 +69,13 @@ static void in_child(void)
 		kqf_sys_close(kq->wake_fd);
 		if (kq->ino_fd >= 0)
 			kqf_sys_close(kq->ino_fd);
-		if (kq->sig_fd >= 0)
-			kqf_sys_close(kq->sig_fd);
-		if (kq->sig_stop >= 0)
-			kqf_sys_close(kq->sig_stop);
 		/* Its memory stays: another thread of the parent may have held its lock. */
 	}
 	nlive = 0;
 	atomic_store(&nlive_fast, 0);
 	memset(by_fd, 0, sizeof(*by_fd) * (size_t)by_fd_len);
 	pthread_mutex_init(&reg_lock, NULL);
+	kqf_signal_forget();
 }
 
 static void fork_prepare(void)
@@ -244,6 +241,26 @@ static void forget_fds(unsigned int first, unsigned int last)
 		}
 		pthread_mutex_unlock(&kq->lock);
 		kqf_kq_put(kq);
+	}
+	free(hold);
+}
+
+/* A signal read by the dispatcher goes to every kqueue that watches it. */
+void kqf_signal_fanout(int signo)
+{
+	struct kq **hold;
+	int n = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	hold = malloc(sizeof(*hold) * (size_t)(nlive ? nlive : 1));
+	for (int i = 0; hold && i < nlive; i++) {
+		live[i]->refs++;
+		hold[n++] = live[i];
+	}
+	pthread_mutex_unlock(&reg_lock);
+	for (int i = 0; i < n; i++) {
+		kqf_signal_deliver(hold[i], signo);
+		kqf_kq_put(hold[i]);
 	}
 	free(hold);
 }

@@ -348,6 +348,44 @@ KQT(signal, only_new_deliveries_after_a_report)
 	cr_assert_eq(kqt_get(kq, "second").data, 1);
 }
 
+KQT(signal, two_kqueues_both_see_one_delivery)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue();
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(a, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kqt_ok(b, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	cr_assert_eq(kqt_get(a, "a").data, 1);
+	cr_assert_eq(kqt_get(b, "b").data, 1);
+}
+
+KQT(signal, pending_before_add_is_reported)
+{
+	int kq = kqt_kqueue();
+	sigset_t m;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	kill(getpid(), SIGUSR2);	/* pending, blocked */
+	kqt_ok(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "pending signal").data, 1);
+}
+
+KQT(signal, receipt_stays_across_a_modify)
+{
+	int kq = kqt_kqueue();
+	struct kevent c, r;
+
+	signal(SIGUSR1, SIG_IGN);
+	EV_SET(&c, SIGUSR1, EVFILT_SIGNAL, EV_ADD | EV_RECEIPT, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &c, 1, &r, 1, NULL), 1);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	cr_assert(kqt_get(kq, "signal").flags & EV_RECEIPT);
+}
+
 KQT(signal, bad_number_is_einval)
 {
 	int kq = kqt_kqueue();
