@@ -65,7 +65,7 @@ static void *client(void *arg)
 
 int main(int argc, char **argv)
 {
-	int lst, accepted = 0, closed = 0, running = 1;
+	int lst, accepted = 0, closed = 0, stop = 0;
 	socklen_t salen = sizeof(sa);
 	struct kevent ch[3], ev[16];
 	pthread_t t;
@@ -92,7 +92,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pthread_create(&t, NULL, client, NULL);
-	while (running) {
+	/* The stop request may overtake the last EOF: finish the connections. */
+	while (!stop || closed < accepted) {
 		int n = kevent(kq, NULL, 0, ev, 16, NULL);
 
 		if (n < 0 && errno != EINTR)
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
 			int fd = (int)ev[i].ident;
 
 			if (ev[i].filter == EVFILT_USER) {
-				running = 0;
+				stop = 1;
 			} else if (ev[i].filter == EVFILT_TIMER) {
 				fprintf(stderr, "server: idle for 10 s\n");
 				return 1;

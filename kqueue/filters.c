@@ -169,10 +169,12 @@ static int check_fd(struct knote *kn, struct kevent *out)
 		return 0;
 	else if (rd && !(p.revents & (POLLIN | POLLERR)))
 		return 0;
-	/* An orphan EV_CLEAR knote reports only a change (kqueue-kevent(3)). */
-	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && out->data == kn->last_data &&
-	    eof == kn->last_eof)
+	/* An orphan EV_CLEAR knote reports new data or a new EOF only. */
+	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && !(eof && !kn->last_eof) &&
+	    out->data <= kn->last_data) {
+		kn->last_data = out->data;	/* drained: growth counts from here */
 		return 0;
+	}
 	return 1;
 }
 
@@ -192,8 +194,10 @@ static int check_file(struct knote *kn, struct kevent *out)
 		out->data = 0;
 		return 0;	/* the BSDs: not ready at end of file */
 	}
-	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && out->data == kn->last_data)
+	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && out->data <= kn->last_data) {
+		kn->last_data = out->data;
 		return 0;
+	}
 	return 1;
 }
 

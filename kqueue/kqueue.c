@@ -387,6 +387,8 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		kn->disabled = true;
 	if (out->flags & EV_CLEAR) {
 		kqf_filter_clear(kn, out);
+		if (kn->kind == K_FILE)
+			orphan(kq, kn);	/* looked at for growth only */
 		if (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken) {
 			int r = kqf_arm(kq, kn);
 
@@ -421,12 +423,14 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 		int r;
 
 		if (n == max) {
-			/* No room: the rest stay candidates, in order. */
-			struct link *l = todo.next;
+			/* No room: the rest go first next time (no starvation). */
+			struct link *first = todo.next, *last = todo.prev;
 
-			l_del(l);
-			l_add(&kq->cands, l);
-			continue;
+			first->prev = &kq->cands;
+			last->next = kq->cands.next;
+			kq->cands.next->prev = last;
+			kq->cands.next = first;
+			break;
 		}
 		l_del(&kn->cand);
 		if (kn->disabled)

@@ -426,6 +426,39 @@ KQT(flags, clear_ready_at_add_reports_once)
 	cr_assert_eq(kqt_get(kq, "new data").data, 3);
 }
 
+KQT(flags, clear_ready_at_add_partial_read_is_quiet)
+{
+	int kq = kqt_kqueue(), p[2];
+	char c;
+
+	kqt_pipe(p);
+	kqt_write(p[1], 2);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "ready at add").data, 2);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	kqt_quiet(kq, 50, "a read is no new data");
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "new data").data, 2);
+}
+
+KQT(flags, level_events_take_turns_with_a_small_eventlist)
+{
+	int kq = kqt_kqueue(), p[2][2];
+	struct kevent e;
+	int seen[2] = { 0, 0 };
+
+	for (int i = 0; i < 2; i++) {
+		kqt_pipe(p[i]);
+		kqt_write(p[i][1], 1);
+		kqt_ok(kq, (uintptr_t)p[i][0], EVFILT_READ, EV_ADD, 0, 0, (void *)(intptr_t)i);
+	}
+	for (int k = 0; k < 4; k++) {
+		cr_assert_eq(kqt_wait(kq, &e, 1, 10000), 1);
+		seen[(intptr_t)e.udata]++;
+	}
+	cr_assert(seen[0] > 0 && seen[1] > 0, "both reported: %d and %d", seen[0], seen[1]);
+}
+
 KQT(flags, oneshot_fires_once_and_is_deleted)
 {
 	int kq = kqt_kqueue(), p[2];
