@@ -65,6 +65,7 @@ struct kq {
 	bool closed;
 	pthread_mutex_t lock;
 	int waiters;		/* threads blocked in GET_EVENTS */
+	bool need_wake;		/* candidates came from a change, a signal or a short list */
 	uint64_t next_serial;
 	int wake_fd;		/* eventfd: wakes blocked callers (serial 1) */
 	int ino_fd;		/* inotify for EVFILT_VNODE (serial 2), -1 until needed */

@@ -198,10 +198,17 @@ static void wake_waiters(struct kq *kq)
 
 /* ---- knote life ---- */
 
-void kqf_candidate(struct kq *kq, struct knote *kn)
+/* Requeue after a delivery: the device need not be woken for it. */
+static void requeue(struct kq *kq, struct knote *kn)
 {
 	if (!l_on(&kn->cand))
 		l_add(&kq->cands, &kn->cand);
+}
+
+void kqf_candidate(struct kq *kq, struct knote *kn)
+{
+	requeue(kq, kn);
+	kq->need_wake = true;
 }
 
 static void orphan(struct kq *kq, struct knote *kn)
@@ -397,7 +404,7 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		}
 		return;
 	}
-	kqf_candidate(kq, kn);	/* level: looked at again next time */
+	requeue(kq, kn);	/* level: looked at again next time */
 }
 
 /*
@@ -430,6 +437,7 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 			last->next = kq->cands.next;
 			kq->cands.next->prev = last;
 			kq->cands.next = first;
+			kq->need_wake = true;
 			break;
 		}
 		l_del(&kn->cand);
@@ -447,7 +455,7 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 				if (kn->kev.flags & EV_CLEAR)
 					orphan(kq, kn);
 				else
-					kqf_candidate(kq, kn);
+					requeue(kq, kn);
 			}
 			continue;
 		}
@@ -490,17 +498,17 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 			kn->dev_on = false;
 			kn->dev_broken = true;
 		}
-		kqf_candidate(kq, kn);
+		requeue(kq, kn);
 	}
 }
 
 static void orphans_to_candidates(struct kq *kq)
 {
 	for (struct link *l = kq->orphans.next; l != &kq->orphans; l = l->next)
-		kqf_candidate(kq, KN_OF(l, orph));
+		requeue(kq, KN_OF(l, orph));
 }
 
-#define DEV_BATCH 256
+#define DEV_BATCH 1024	/* ukevents per GET_EVENTS: 40 KiB of stack */
 
 /*
  * Wait in the device up to wait_ns (lock dropped), then turn what came into
@@ -537,10 +545,16 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			return -EINVAL;
 		deadline = now_ns() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 	}
-	/* First what the device already has, without waiting. */
-	n = wait_device(kq, 0);
-	if (n < 0)
-		return n;
+	/*
+	 * With candidates, first what the device already has, without
+	 * waiting (so always-ready level kevents cannot starve it); without,
+	 * the wait below returns at once when something is there.
+	 */
+	if (!l_empty(&kq->cands)) {
+		n = wait_device(kq, 0);
+		if (n < 0)
+			return n;
+	}
 	for (int pass = 0;; pass++) {
 		uint64_t wait_ns;
 		bool capped = false;
@@ -565,9 +579,6 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			return -EINTR;	/* D22: a signal ended the wait with nothing */
 		pass = 0;
 	}
-	/* Candidates left for others: wake another blocked caller. */
-	if (!l_empty(&kq->cands))
-		wake_waiters(kq);
 	return n;
 }
 
@@ -605,8 +616,10 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 		r = nerr;
 	else if (r == 0 && nevents > 0)
 		r = scan(kq, eventlist, nevents, timeout);
-	if (!l_empty(&kq->cands))
+	/* Candidates a blocked caller or a poll() of the fd has not seen yet. */
+	if (kq->need_wake && !l_empty(&kq->cands))
 		wake_waiters(kq);
+	kq->need_wake = false;
 	pthread_mutex_unlock(&kq->lock);
 	kqf_kq_put(kq);
 	if (r < 0) {
