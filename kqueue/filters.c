@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The filters of libkqueue-kevent: what each EVFILT_* registers with the
+ * device, and how it decides readiness, data, fflags and EV_EOF at delivery
+ * (kqueue-kevent(3), table "Filters").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "libkevent.h"
+#include "front.h"
+
+#define POLL_READ (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLERR)
+#define POLL_WRITE (KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLERR)
+
+#define INOTIFY_MASK (IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF | IN_CREATE | \
+		      IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
+int kqf_filter_validate(const struct kevent *kev)
+{
+	switch (kev->filter) {
+	case EVFILT_READ:
+	case EVFILT_WRITE:
+	case EVFILT_VNODE:
+	case EVFILT_PROC:
+	case EVFILT_SIGNAL:
+	case EVFILT_TIMER:
+	case EVFILT_USER:
+		return 0;
+	default:
+		return -EINVAL;	/* AIO, NETDEV, FS, LIO: not served */
+	}
+}
+
+static int fd_of(const struct kevent *kev)
+{
+	return kev->ident > (uintptr_t)INT_MAX ? -1 : (int)kev->ident;
+}
+
+/* ---- EVFILT_READ / EVFILT_WRITE ---- */
+
+static int attach_fd(struct knote *kn, const struct kevent *kev)
+{
+	struct stat st;
+	int fd = fd_of(kev);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -EBADF;
+	kn->st_dev = st.st_dev;
+	kn->st_ino = st.st_ino;
+	if (S_ISREG(st.st_mode)) {
+		kn->kind = K_FILE;	/* D14: the device calls a file always ready */
+		return 0;
+	}
+	kn->kind = K_FD;
+	kn->is_socket = S_ISSOCK(st.st_mode);
+	kn->is_pipe = S_ISFIFO(st.st_mode);
+	kn->watch_fd = fd;
+	kn->watch_events = kev->filter == EVFILT_READ ? POLL_READ : POLL_WRITE;
+	return 0;
+}
+
+bool kqf_is_stale(const struct knote *kn)
+{
+	struct stat st;
+
+	if (kn->kind != K_FD && kn->kind != K_FILE && kn->kind != K_VNODE)
+		return false;
+	if (fstat((int)kn->kev.ident, &st) < 0)
+		return true;
+	return st.st_dev != kn->st_dev || st.st_ino != kn->st_ino;
+}
+
+/* Bytes waiting on a listening socket: the accept queue's length. */
+static intptr_t backlog_of(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+		return (intptr_t)ti.tcpi_unacked;	/* sk_ack_backlog on a listener */
+	return 1;	/* AF_UNIX: the queue length is not visible; at least one */
+}
+
+static intptr_t read_data(const struct knote *kn, int fd)
+{
+	int n = 0;
+
+	if (ioctl(fd, FIONREAD, &n) == 0)
+		return n;
+	if (kn->is_socket && errno == EINVAL)
+		return backlog_of(fd);	/* listening: SIOCINQ refuses */
+	return 0;
+}
+
+static intptr_t write_space(const struct knote *kn, int fd)
+{
+	int size = 0, used = 0;
+	socklen_t len = sizeof(size);
+
+	if (kn->is_pipe) {
+		size = fcntl(fd, F_GETPIPE_SZ);
+		if (size < 0 || ioctl(fd, FIONREAD, &used) < 0)
+			return 0;
+	} else if (kn->is_socket) {
+		if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len) < 0 ||
+		    ioctl(fd, SIOCOUTQ, &used) < 0)
+			return 0;
+	} else {
+		return 0;
+	}
+	return size > used ? size - used : 0;
+}
+
+static unsigned int socket_error(const struct knote *kn, int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	/* Reading SO_ERROR clears it: documented in kqueue-kevent(3) BUGS. */
+	if (kn->is_socket && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+		return (unsigned int)err;
+	return 0;
+}
+
+static int check_fd(struct knote *kn, struct kevent *out)
+{
+	int fd = (int)kn->kev.ident;
+	bool rd = kn->kev.filter == EVFILT_READ;
+	struct pollfd p = { .fd = fd, .events = rd ? (POLLIN | POLLRDHUP) : POLLOUT };
+	bool eof;
+
+	if (kqf_is_stale(kn))
+		return -1;
+	if (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+		return -1;
+	if (!p.revents)
+		return 0;
+	if (rd) {
+		eof = p.revents & (POLLHUP | POLLRDHUP);
+		out->data = read_data(kn, fd);
+	} else {
+		eof = p.revents & (POLLHUP | POLLERR);
+		out->data = eof ? 0 : write_space(kn, fd);
+	}
+	if (p.revents & POLLERR)
+		out->fflags = socket_error(kn, fd);
+	if (eof)
+		out->flags |= EV_EOF;
+	else if ((kn->sfflags & NOTE_LOWAT) && kn->sdata > 0 && out->data < kn->sdata)
+		return 0;
+	else if (rd && !(p.revents & (POLLIN | POLLERR)))
+		return 0;
+	/* An orphan EV_CLEAR knote reports new data or a new EOF only. */
+	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && !(eof && !kn->last_eof) &&
+	    out->data <= kn->last_data) {
+		kn->last_data = out->data;	/* drained: growth counts from here */
+		return 0;
+	}
+	return 1;
+}
+
+static int check_file(struct knote *kn, struct kevent *out)
+{
+	int fd = (int)kn->kev.ident;
+	struct stat st;
+	off_t off;
+
+	if (kqf_is_stale(kn) || fstat(fd, &st) < 0)
+		return -1;
+	if (kn->kev.filter == EVFILT_WRITE)
+		return 1;	/* a file is always writable; data 0 */
+	off = lseek(fd, 0, SEEK_CUR);
+	out->data = off < 0 ? 0 : (intptr_t)(st.st_size - off);
+	if (out->data <= 0) {
+		out->data = 0;
+		return 0;	/* the BSDs: not ready at end of file */
+	}
+	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && out->data <= kn->last_data) {
+		kn->last_data = out->data;
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- EVFILT_TIMER ---- */
+
+static int timer_arm(struct knote *kn)
+{
+	struct itimerspec its = { 0 };
+	unsigned int unit = kn->sfflags & (NOTE_SECONDS | NOTE_MSECONDS | NOTE_USECONDS | NOTE_NSECONDS);
+	bool abs = kn->sfflags & NOTE_ABSTIME;
+	int64_t ns, mult;
+	int fd;
+
+	if (kn->sdata < 0)
+		return -EINVAL;
+	switch (unit) {
+	case 0:
+	case NOTE_MSECONDS: mult = 1000000; break;
+	case NOTE_SECONDS: mult = 1000000000; break;
+	case NOTE_USECONDS: mult = 1000; break;
+	case NOTE_NSECONDS: mult = 1; break;
+	default: return -EINVAL;
+	}
+	if ((int64_t)kn->sdata > INT64_MAX / mult)
+		return -EINVAL;
+	ns = (int64_t)kn->sdata * mult;
+	fd = timerfd_create(abs ? CLOCK_REALTIME : CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ns == 0)
+		ns = 1;	/* 0: at once (FreeBSD), and a period of one tick at most */
+	its.it_value.tv_sec = ns / 1000000000;
+	its.it_value.tv_nsec = ns % 1000000000;
+	if (!abs && !(kn->kev.flags & EV_ONESHOT))
+		its.it_interval = its.it_value;
+	if (timerfd_settime(fd, abs ? TFD_TIMER_ABSTIME : 0, &its, NULL) < 0) {
+		int e = errno;
+
+		kqf_sys_close(fd);
+		return -e;
+	}
+	kn->watch_fd = fd;
+	kn->watch_events = KEVENT_POLL_POLLIN;
+	return 0;
+}
+
+static int check_timer(struct knote *kn, struct kevent *out)
+{
+	uint64_t v;
+
+	if (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		kn->count += v;
+	if (!kn->count)
+		return 0;
+	out->data = (intptr_t)kn->count;
+	return 1;
+}
+
+/*
+ * A timer enabled again starts counting afresh: the expirations while it
+ * was disabled are dropped, as the Linux ports and macOS do (FreeBSD keeps
+ * them; kqueue-kevent(3) NOTES).
+ */
+void kqf_filter_enable(struct knote *kn)
+{
+	uint64_t v;
+
+	if (kn->kind != K_TIMER)
+		return;
+	while (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+	kn->count = 0;
+}
+
+/* ---- EVFILT_USER ---- */
+
+void kqf_user_touch(struct knote *kn, const struct kevent *kev)
+{
+	unsigned int ff = kev->fflags & NOTE_FFLAGSMASK;
+
+	if (kev->fflags & NOTE_TRIGGER)
+		kn->hook = true;
+	switch (kev->fflags & NOTE_FFCTRLMASK) {
+	case NOTE_FFAND: kn->sfflags &= ff; break;
+	case NOTE_FFOR: kn->sfflags |= ff; break;
+	case NOTE_FFCOPY: kn->sfflags = ff; break;
+	default: break;	/* NOTE_FFNOP */
+	}
+	kn->sdata = kev->data;
+}
+
+/* ---- EVFILT_PROC ---- */
+
+static int attach_proc(struct knote *kn, const struct kevent *kev)
+{
+	int fd;
+
+	if (kev->fflags & (NOTE_TRACK | NOTE_TRACKERR | NOTE_CHILD))
+		return -ENOTSUP;	/* no fork tracking without the proc connector */
+	if (kev->ident == 0 || kev->ident > (uintptr_t)INT_MAX)
+		return -ESRCH;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)kev->ident, 0);
+	if (fd < 0)
+		return errno == EINVAL ? -ESRCH : -errno;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	kn->kind = K_PROC;
+	kn->watch_fd = fd;
+	kn->watch_events = KEVENT_POLL_POLLIN;
+	return 0;
+}
+
+static int check_proc(struct knote *kn, struct kevent *out)
+{
+	struct pollfd p = { .fd = kn->watch_fd, .events = POLLIN };
+	siginfo_t si;
+
+	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+		return 0;
+	memset(&si, 0, sizeof(si));
+	/* The status of the caller's own child, not reaped; 0 for any other. */
+	if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)kn->watch_fd, &si,
+		   WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
+		if (si.si_code == CLD_EXITED)
+			out->data = (si.si_status & 0xff) << 8;
+		else
+			out->data = (si.si_status & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0);
+	}
+	out->fflags = kn->sfflags & NOTE_EXIT;
+	out->flags |= EV_EOF | EV_ONESHOT | EV_CLEAR;	/* as the BSDs report an exit */
+	return 1;
+}
+
+/* ---- EVFILT_VNODE ---- */
+
+static int ensure_inotify(struct kq *kq)
+{
+	int r;
+
+	if (kq->ino_fd < 0) {
+		kq->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (kq->ino_fd < 0)
+			return -errno;
+	}
+	if (kq->ino_on)
+		return 0;
+	for (int i = 0; i < 8; i++) {
+		r = kqf_dev_add(kq, kq->ino_fd, KEVENT_POLL_POLLIN, SERIAL_INOTIFY);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			kq->ino_on = true;
+			return 0;
+		}
+		kqf_vnode_read(kq);	/* ready at ADD: read, then try again */
+	}
+	return -EAGAIN;
+}
+
+static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	char path[64];
+	struct stat st;
+	int fd = fd_of(kev), r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -EBADF;
+	r = ensure_inotify(kq);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	kn->wd = inotify_add_watch(kq->ino_fd, path, INOTIFY_MASK);
+	if (kn->wd < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	kn->kind = K_VNODE;
+	kn->st_dev = st.st_dev;
+	kn->st_ino = st.st_ino;
+	kn->size = st.st_size;
+	kn->nlink = st.st_nlink;
+	return 0;
+}
+
+/* What one inotify event means for the knote watching that inode. */
+static unsigned int vnode_notes(struct knote *kn, const struct inotify_event *ie)
+{
+	unsigned int n = 0;
+	struct stat st;
+
+	if (ie->mask & IN_DELETE_SELF)
+		n |= NOTE_DELETE;
+	if (ie->mask & IN_MOVE_SELF)
+		n |= NOTE_RENAME;
+	if (ie->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
+		n |= NOTE_WRITE;
+		if (ie->mask & IN_ISDIR)
+			n |= NOTE_LINK;	/* a subdirectory changes the link count */
+	}
+	if (fstat((int)kn->kev.ident, &st) < 0)
+		return n;
+	if (ie->mask & IN_MODIFY) {
+		n |= NOTE_WRITE;
+		if (st.st_size > kn->size)
+			n |= NOTE_EXTEND;
+	}
+	if (ie->mask & IN_ATTRIB) {
+		/* The open fd keeps the inode, so an unlink shows as nlink 0. */
+		if (st.st_nlink == 0 && kn->nlink != 0)
+			n |= NOTE_DELETE;
+		else if (st.st_nlink != kn->nlink)
+			n |= NOTE_LINK;
+		else
+			n |= NOTE_ATTRIB;
+	}
+	kn->size = st.st_size;
+	kn->nlink = st.st_nlink;
+	return n;
+}
+
+void kqf_vnode_read(struct kq *kq)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t len;
+
+	while ((len = read(kq->ino_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ie = (const struct inotify_event *)p;
+
+			for (unsigned int h = 0; h < KQ_HASH; h++) {
+				for (struct knote *kn = kq->by_key[h]; kn; kn = kn->hnext) {
+					if (kn->kind != K_VNODE || kn->wd != ie->wd)
+						continue;
+					unsigned int hint = vnode_notes(kn, ie);
+
+					/* The BSDs add the whole hint when one bit is asked for
+					 * (a growing write is NOTE_WRITE|NOTE_EXTEND). */
+					if (hint & kn->sfflags) {
+						kn->fflags |= hint;
+						kqf_candidate(kq, kn);
+					}
+				}
+			}
+			p += sizeof(*ie) + ie->len;
+		}
+	}
+}
+
+static void detach_vnode(struct kq *kq, struct knote *kn)
+{
+	for (unsigned int h = 0; h < KQ_HASH; h++)
+		for (struct knote *o = kq->by_key[h]; o; o = o->hnext)
+			if (o != kn && o->kind == K_VNODE && o->wd == kn->wd)
+				return;	/* the inode is watched by another knote */
+	if (kn->wd >= 0)
+		inotify_rm_watch(kq->ino_fd, kn->wd);
+}
+
+/* ---- EVFILT_SIGNAL: one dispatcher thread reads the library's signalfd ---- */
+
+/*
+ * One signalfd and one thread for the process: a pending signal can be
+ * read once only, and every kqueue watching it must see it.
+ */
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sig_fd = -1;
+static sigset_t sig_mask;
+static bool sig_thread_on;
+
+static void *signal_dispatcher(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct signalfd_siginfo si;
+
+		if (poll(&p, 1, -1) < 0)
+			continue;
+		while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			kqf_signal_fanout((int)si.ssi_signo);
+	}
+	return NULL;
+}
+
+static int signal_watch(int sig)
+{
+	sigset_t one, all, old;
+	pthread_t t;
+	int fd;
+
+	if (sig_fd < 0)
+		sigemptyset(&sig_mask);
+	sigaddset(&sig_mask, sig);
+	fd = signalfd(sig_fd, &sig_mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	sig_fd = fd;
+	/* The caller's thread blocks it, so an ignored signal is still queued. */
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	if (sig_thread_on)
+		return 0;
+	/* The dispatcher blocks every signal: it must never take one itself. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, signal_dispatcher, (void *)(intptr_t)sig_fd) == 0) {
+		pthread_detach(t);
+		sig_thread_on = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return sig_thread_on ? 0 : -EAGAIN;
+}
+
+static int attach_signal(struct knote *kn, const struct kevent *kev)
+{
+	int sig = (int)kev->ident, r;
+
+	if (kev->ident == 0 || kev->ident >= 65 || sig == SIGKILL || sig == SIGSTOP)
+		return -EINVAL;
+	pthread_mutex_lock(&sig_lock);
+	r = signal_watch(sig);
+	pthread_mutex_unlock(&sig_lock);
+	if (r == 0)
+		kn->kind = K_SIGNAL;
+	return r;
+}
+
+/* In a fork child: the dispatcher thread is not there; start afresh. */
+void kqf_signal_forget(void)
+{
+	if (sig_fd >= 0)
+		kqf_sys_close(sig_fd);
+	sig_fd = -1;
+	sig_thread_on = false;
+	pthread_mutex_init(&sig_lock, NULL);
+}
+
+/* ---- dispatch ---- */
+
+int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	switch (kev->filter) {
+	case EVFILT_READ:
+	case EVFILT_WRITE:
+		return attach_fd(kn, kev);
+	case EVFILT_TIMER:
+		kn->kind = K_TIMER;
+		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
+		return timer_arm(kn);
+	case EVFILT_USER:
+		kn->kind = K_USER;
+		kn->sfflags = 0;
+		kqf_user_touch(kn, kev);
+		return 0;
+	case EVFILT_PROC:
+		return attach_proc(kn, kev);
+	case EVFILT_VNODE:
+		return attach_vnode(kq, kn, kev);
+	case EVFILT_SIGNAL:
+		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: signals are EV_CLEAR */
+		return attach_signal(kn, kev);
+	}
+	return -EINVAL;
+}
+
+int kqf_filter_modify(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	if (kn->kind == K_USER) {
+		kqf_user_touch(kn, kev);
+		return 0;
+	}
+	kn->sfflags = kev->fflags;
+	kn->sdata = kev->data;
+	if (kn->kind == K_TIMER) {
+		/* A new period takes effect at once: a new timerfd, nothing pending. */
+		int old = kn->watch_fd, r;
+
+		kqf_filter_detach(kq, kn);	/* device kevent removed below */
+		(void)old;
+		kn->count = 0;
+		kn->watch_fd = -1;
+		r = timer_arm(kn);
+		if (r < 0)
+			return r;
+		r = kqf_arm(kq, kn);
+		return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
+{
+	out->ident = kn->kev.ident;
+	out->filter = kn->kev.filter;
+	out->flags = kn->kev.flags;
+	out->fflags = 0;
+	out->data = 0;
+	out->udata = kn->kev.udata;
+	switch (kn->kind) {
+	case K_FD: return check_fd(kn, out);
+	case K_FILE: return check_file(kn, out);
+	case K_TIMER: return check_timer(kn, out);
+	case K_PROC: return check_proc(kn, out);
+	case K_USER:
+		if (!kn->hook)
+			return 0;
+		out->fflags = kn->sfflags;
+		out->data = kn->sdata;
+		out->flags &= (unsigned short)~EV_ADD;	/* as FreeBSD and the ports */
+		return 1;
+	case K_SIGNAL:
+		if (!kn->count)
+			return 0;
+		out->data = (intptr_t)kn->count;
+		return 1;
+	case K_VNODE:
+		if (kqf_is_stale(kn) && kn->nlink != 0)
+			return -1;
+		if (!kn->fflags)
+			return 0;
+		out->fflags = kn->fflags;
+		return 1;
+	}
+	(void)kq;
+	return 0;
+}
+
+void kqf_filter_clear(struct knote *kn, const struct kevent *out)
+{
+	kn->count = 0;
+	kn->hook = false;
+	kn->fflags = 0;
+	kn->last_data = out->data;
+	kn->last_eof = out->flags & EV_EOF;
+}
+
+void kqf_filter_detach(struct kq *kq, struct knote *kn)
+{
+	switch (kn->kind) {
+	case K_TIMER:
+	case K_PROC:
+		if (kn->dev_on) {
+			/* the device kevent goes first: its fd is about to close */
+			struct ukevent uk;
+
+			memset(&uk, 0, sizeof(uk));
+			uk.id.raw[0] = (__u32)kn->watch_fd;
+			uk.type = KEVENT_POLL;
+			uk.event = kn->watch_events;
+			uk.user[0] = (__u32)kn->serial;
+			uk.user[1] = (__u32)(kn->serial >> 32);
+			(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
+			kn->dev_on = false;
+		}
+		if (kn->watch_fd >= 0)
+			kqf_sys_close(kn->watch_fd);
+		kn->watch_fd = -1;
+		break;
+	case K_VNODE:
+		detach_vnode(kq, kn);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libkqueue-kevent: functions shared between its files (hidden). */
+#ifndef KQUEUE_KEVENT_FRONT_H
+#define KQUEUE_KEVENT_FRONT_H
+
+#include "internal.h"
+
+/* kqueue.c */
+int kqf_sys_close(int fd);
+int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial);
+int kqf_arm(struct kq *kq, struct knote *kn);
+void kqf_candidate(struct kq *kq, struct knote *kn);
+struct knote *kqf_lookup(struct kq *kq, uintptr_t ident, short filter);
+struct knote *kqf_knote_new(struct kq *kq, const struct kevent *kev);
+void kqf_knote_insert(struct kq *kq, struct knote *kn);
+void kqf_knote_free(struct kq *kq, struct knote *kn);
+int kqf_kq_init(struct kq *kq, int fd);
+void kqf_kq_release(struct kq *kq, bool child);
+void kqf_kq_closing(struct kq *kq);
+void kqf_signal_deliver(struct kq *kq, int signo);
+
+/* filters.c: what each EVFILT_* does */
+int kqf_filter_validate(const struct kevent *kev);
+int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev);
+int kqf_filter_modify(struct kq *kq, struct knote *kn, const struct kevent *kev);
+int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out);
+void kqf_filter_clear(struct knote *kn, const struct kevent *out);
+void kqf_filter_detach(struct kq *kq, struct knote *kn);
+bool kqf_is_stale(const struct knote *kn);
+void kqf_filter_enable(struct knote *kn);
+void kqf_user_touch(struct knote *kn, const struct kevent *kev);
+void kqf_vnode_read(struct kq *kq);
+void kqf_signal_forget(void);
+
+/* registry.c: kqueue descriptors, close() interposition, fork */
+int kqf_kq_create(void);
+int kqf_kq_get(int fd, struct kq **kqp);
+void kqf_kq_put(struct kq *kq);
+void kqf_signal_fanout(int signo);
+
+#endif /* KQUEUE_KEVENT_FRONT_H */

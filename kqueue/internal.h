@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libkqueue-kevent internals: one kqueue, its knotes, the lists. */
+#ifndef KQUEUE_KEVENT_INTERNAL_H
+#define KQUEUE_KEVENT_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sys/event.h"
+
+struct link {
+	struct link *prev, *next;	/* both NULL when off every list */
+};
+
+enum kind {
+	K_FD,		/* pipe, socket, other pollable fd: a poll kevent on it */
+	K_FILE,		/* regular file: the library alone (D14 says always ready) */
+	K_TIMER,	/* timerfd watched by a poll kevent */
+	K_USER,		/* the library alone, woken through the wake eventfd */
+	K_SIGNAL,	/* the library's signalfd, read by a helper thread */
+	K_PROC,		/* pidfd watched by a poll kevent */
+	K_VNODE,	/* the library's inotify fd watched by a poll kevent */
+};
+
+struct knote {
+	struct kevent kev;	/* ident, filter, stored flags, udata */
+	unsigned int sfflags;	/* fflags as registered (user: the user flags) */
+	intptr_t sdata;		/* data as registered */
+	uint64_t serial;	/* the device kevent's cookie */
+	enum kind kind;
+	bool disabled;
+	bool dev_on;		/* a device kevent is registered */
+	bool dev_broken;	/* the device refused or broke it: re-checked only */
+	bool listening;		/* K_FD: a listening socket */
+	bool is_socket;
+	bool is_pipe;
+	int watch_fd;		/* what the device polls: ident, timerfd, pidfd; -1 none */
+	unsigned int watch_events;
+	dev_t st_dev;		/* identity of ident at EV_ADD (fd filters) */
+	ino_t st_ino;
+	/* filter state */
+	uint64_t count;		/* timer expirations, signal deliveries */
+	unsigned int fflags;	/* vnode notes seen, not yet delivered */
+	bool hook;		/* user: triggered */
+	intptr_t last_data;	/* orphan EV_CLEAR fd: data at the last report */
+	bool last_eof;
+	int wd;			/* vnode: inotify watch */
+	off_t size;		/* vnode: size and link count at the last look */
+	nlink_t nlink;
+	struct knote *hnext;	/* (ident, filter) hash chain */
+	struct knote *snext;	/* serial hash chain */
+	struct link cand;	/* on kq->cands: check at the next collection */
+	struct link orph;	/* on kq->orphans: re-checked after every wait */
+};
+
+#define KQ_HASH 4096u
+
+struct kq {
+	int fd;			/* the /dev/kevent fd: the kqueue descriptor */
+	pid_t pid;		/* the process that made it (fork rule) */
+	int refs;		/* registry + running kevent() calls (reg_lock) */
+	bool closed;
+	pthread_mutex_t lock;
+	int waiters;		/* threads blocked in GET_EVENTS */
+	bool need_wake;		/* candidates came from a change, a signal or a short list */
+	uint64_t next_serial;
+	int wake_fd;		/* eventfd: wakes blocked callers (serial 1) */
+	int ino_fd;		/* inotify for EVFILT_VNODE (serial 2), -1 until needed */
+	bool ino_on;
+	unsigned int nknotes;
+	struct knote *by_key[KQ_HASH];
+	struct knote *by_serial[KQ_HASH];
+	struct link cands;
+	struct link orphans;
+};
+
+#define SERIAL_WAKE	1
+#define SERIAL_INOTIFY	2
+#define SERIAL_FIRST	16
+
+#endif /* KQUEUE_KEVENT_INTERNAL_H */

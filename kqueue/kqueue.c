@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libkqueue-kevent: kqueue(2) and kevent(2) of FreeBSD over /dev/kevent.
+ *
+ * A kqueue is a /dev/kevent queue fd plus the library's table of knotes,
+ * keyed by (ident, filter) as kqueue keys them.  The device is the wake-up
+ * source: every fd the library watches (the client's pipes and sockets, its
+ * own timerfds, pidfds, inotify fd and wake eventfd) is a revision-1 poll
+ * kevent whose cookie is the knote's serial.  What revision 1 cannot carry
+ * (level triggering, ready-at-ADD registration, data and EV_EOF, user
+ * events, signals) is done here, at delivery: kqueue-kevent(3) has the
+ * table.  Errors are negative errno inside, set in errno once in kevent().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "libkevent.h"
+#include "internal.h"
+#include "front.h"
+
+/* How often an fd the device cannot watch edge-wise is looked at (see
+ * "orphans" in kqueue-kevent(3)): 10 ms, only while such a knote exists. */
+#define ORPHAN_POLL_NS 10000000ull
+
+/* ---- lists ---- */
+
+static void l_init(struct link *h)
+{
+	h->prev = h->next = h;
+}
+
+static bool l_on(const struct link *n)
+{
+	return n->next != NULL;
+}
+
+static bool l_empty(const struct link *h)
+{
+	return h->next == h;
+}
+
+static void l_add(struct link *h, struct link *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static void l_del(struct link *n)
+{
+	if (!l_on(n))
+		return;
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+}
+
+#define KN_OF(l, member) ((struct knote *)((char *)(l) - offsetof(struct knote, member)))
+
+/* ---- small system helpers (never the interposed close) ---- */
+
+int kqf_sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- hashing ---- */
+
+static unsigned int key_hash(uintptr_t ident, short filter)
+{
+	return (unsigned int)((ident * 2654435761u) ^ (unsigned int)(-filter)) % KQ_HASH;
+}
+
+struct knote *kqf_lookup(struct kq *kq, uintptr_t ident, short filter)
+{
+	struct knote *kn = kq->by_key[key_hash(ident, filter)];
+
+	while (kn && !(kn->kev.ident == ident && kn->kev.filter == filter))
+		kn = kn->hnext;
+	return kn;
+}
+
+static struct knote *by_serial(struct kq *kq, uint64_t serial)
+{
+	struct knote *kn = kq->by_serial[serial % KQ_HASH];
+
+	while (kn && kn->serial != serial)
+		kn = kn->snext;
+	return kn;
+}
+
+static void hash_insert(struct kq *kq, struct knote *kn)
+{
+	unsigned int h = key_hash(kn->kev.ident, kn->kev.filter);
+
+	kn->hnext = kq->by_key[h];
+	kq->by_key[h] = kn;
+	kn->snext = kq->by_serial[kn->serial % KQ_HASH];
+	kq->by_serial[kn->serial % KQ_HASH] = kn;
+	kq->nknotes++;
+}
+
+static void hash_remove(struct kq *kq, struct knote *kn)
+{
+	struct knote **p = &kq->by_key[key_hash(kn->kev.ident, kn->kev.filter)];
+
+	while (*p != kn)
+		p = &(*p)->hnext;
+	*p = kn->hnext;
+	p = &kq->by_serial[kn->serial % KQ_HASH];
+	while (*p != kn)
+		p = &(*p)->snext;
+	*p = kn->snext;
+	kq->nknotes--;
+}
+
+/* ---- the device ---- */
+
+static void uk_fill(struct ukevent *uk, int fd, unsigned int events, uint64_t serial)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->id.raw[0] = (__u32)fd;
+	uk->type = KEVENT_POLL;
+	uk->event = events;
+	uk->user[0] = (__u32)serial;
+	uk->user[1] = (__u32)(serial >> 32);
+}
+
+/*
+ * ADD a poll kevent on fd.  1: registered; 0: ready at ADD, so not
+ * registered (D31); negative: the entry's or the call's errno.
+ */
+int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill(&uk, fd, events, serial);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return 1;
+	if (uk.ret_flags & KEVENT_RET_BROKEN)
+		return (int)uk.ret_data[1] < 0 ? (int)uk.ret_data[1] : -EIO;
+	return 0;
+}
+
+static void dev_remove(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+{
+	struct ukevent uk;
+
+	uk_fill(&uk, fd, events, serial);
+	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
+}
+
+/*
+ * Candidates are waiting in the library: make the device's wake kevent
+ * ready, so a blocked caller wakes and poll() on the kqueue fd reports it
+ * readable, as a kqueue with pending events is.
+ */
+static void wake_waiters(struct kq *kq)
+{
+	uint64_t one = 1;
+
+	if (write(kq->wake_fd, &one, sizeof(one)) < 0) {
+		/* a full eventfd counter still wakes: nothing to do */
+	}
+}
+
+/* ---- knote life ---- */
+
+/* Requeue after a delivery: the device need not be woken for it. */
+static void requeue(struct kq *kq, struct knote *kn)
+{
+	if (!l_on(&kn->cand))
+		l_add(&kq->cands, &kn->cand);
+}
+
+void kqf_candidate(struct kq *kq, struct knote *kn)
+{
+	requeue(kq, kn);
+	kq->need_wake = true;
+}
+
+static void orphan(struct kq *kq, struct knote *kn)
+{
+	if (!l_on(&kn->orph))
+		l_add(&kq->orphans, &kn->orph);
+}
+
+/*
+ * Register kn's watch fd with the device if it is not.  A source ready at
+ * ADD is answered and not registered (D31): it becomes a candidate, and is
+ * tried again once it is seen not ready.
+ */
+int kqf_arm(struct kq *kq, struct knote *kn)
+{
+	int r;
+
+	if (kn->watch_fd < 0 || kn->dev_on || kn->dev_broken)
+		return 0;
+	r = kqf_dev_add(kq, kn->watch_fd, kn->watch_events, kn->serial);
+	if (r == 1) {
+		kn->dev_on = true;
+		l_del(&kn->orph);
+	} else if (r == 0) {
+		return 1;
+	}
+	return r < 0 ? r : 0;
+}
+
+void kqf_knote_free(struct kq *kq, struct knote *kn)
+{
+	if (kn->dev_on)
+		dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+	kn->dev_on = false;
+	l_del(&kn->cand);
+	l_del(&kn->orph);
+	hash_remove(kq, kn);
+	kqf_filter_detach(kq, kn);
+	free(kn);
+}
+
+struct knote *kqf_knote_new(struct kq *kq, const struct kevent *kev)
+{
+	struct knote *kn = calloc(1, sizeof(*kn));
+
+	if (!kn)
+		return NULL;
+	kn->kev = *kev;
+	/* Returned flags keep EV_ADD as the Linux ports and macOS do (FreeBSD
+	 * drops it; kqueue-kevent(3) NOTES); the other actions go. */
+	kn->kev.flags &= (unsigned short)~(EV_DELETE | EV_ENABLE | EV_DISABLE | EV_SYSFLAGS);
+	kn->kev.fflags = 0;
+	kn->kev.data = 0;
+	kn->sfflags = kev->fflags;
+	kn->sdata = kev->data;
+	kn->serial = kq->next_serial++;
+	kn->watch_fd = -1;
+	kn->wd = -1;
+	return kn;
+}
+
+void kqf_knote_insert(struct kq *kq, struct knote *kn)
+{
+	hash_insert(kq, kn);
+}
+
+/* ---- the changelist ---- */
+
+static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	int r;
+
+	if (kev->flags & EV_DELETE) {
+		kqf_knote_free(kq, kn);
+		return 0;
+	}
+	if (kev->flags & EV_ADD) {
+		kn->kev.udata = kev->udata;
+		r = kqf_filter_modify(kq, kn, kev);
+		if (r < 0)
+			return r;
+	} else if (kn->kind == K_USER) {
+		kqf_user_touch(kn, kev);
+	}
+	if (kev->flags & EV_DISABLE) {
+		kn->disabled = true;
+	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
+		if (kn->disabled)
+			kqf_filter_enable(kn);
+		kn->disabled = false;
+	}
+	/* kqueue re-evaluates an enabled knote at every change (level rule). */
+	if (!kn->disabled)
+		kqf_candidate(kq, kn);
+	return 0;
+}
+
+static int apply_one(struct kq *kq, const struct kevent *kev)
+{
+	struct knote *kn;
+	int r;
+
+	if (kev->filter < -EVFILT_SYSCOUNT || kev->filter >= 0)
+		return -EINVAL;
+	r = kqf_filter_validate(kev);
+	if (r < 0)
+		return r;
+	kn = kqf_lookup(kq, kev->ident, kev->filter);
+	if (kn) {
+		/* A reused fd number is a new file: the old knote is stale. */
+		if (kqf_is_stale(kn)) {
+			kqf_knote_free(kq, kn);
+			kn = NULL;
+		}
+	}
+	if (kn)
+		return apply_existing(kq, kn, kev);
+	if (!(kev->flags & EV_ADD))
+		return -ENOENT;
+	if (kev->flags & EV_DELETE)
+		return -ENOENT;
+	kn = kqf_knote_new(kq, kev);
+	if (!kn)
+		return -ENOMEM;
+	r = kqf_filter_attach(kq, kn, kev);
+	if (r < 0) {
+		free(kn);
+		return r;
+	}
+	kqf_knote_insert(kq, kn);
+	if (kev->flags & EV_DISABLE)
+		kn->disabled = true;
+	r = kqf_arm(kq, kn);
+	if (r < 0) {
+		kqf_knote_free(kq, kn);
+		return r;
+	}
+	/* Ready at ADD, or a filter the library decides alone: look at once. */
+	if (r == 1 || kn->watch_fd < 0 || kn->kind == K_USER)
+		kqf_candidate(kq, kn);
+	return 0;
+}
+
+/*
+ * FreeBSD's rule: a change that fails, or one with EV_RECEIPT, is written
+ * to the eventlist with EV_ERROR added to its flags (as macOS and the Linux
+ * ports write it) and data the errno, and kevent() then returns at once;
+ * with no room left it fails with that errno.
+ */
+static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
+			 struct kevent *ev, int nev, int *nerr)
+{
+	for (int i = 0; i < nch; i++) {
+		struct kevent c = ch[i];
+		int r;
+
+		c.flags &= (unsigned short)~EV_SYSFLAGS;
+		r = apply_one(kq, &c);
+		if (r == 0 && !(c.flags & EV_RECEIPT))
+			continue;
+		if (nev - *nerr <= 0) {
+			if (r == 0)
+				continue;	/* a receipt with no room: nothing to say */
+			return r;
+		}
+		c.flags |= EV_ERROR;
+		c.data = -r;
+		ev[(*nerr)++] = c;
+	}
+	return 0;
+}
+
+/* ---- collection ---- */
+
+/* After kn was delivered: ONESHOT, DISPATCH and CLEAR. */
+static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
+{
+	if (out->flags & EV_ONESHOT) {
+		kqf_knote_free(kq, kn);
+		return;
+	}
+	if (kn->kev.flags & EV_DISPATCH)
+		kn->disabled = true;
+	if (out->flags & EV_CLEAR) {
+		kqf_filter_clear(kn, out);
+		if (kn->kind == K_FILE)
+			orphan(kq, kn);	/* looked at for growth only */
+		if (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken) {
+			int r = kqf_arm(kq, kn);
+
+			if (r == 1)
+				orphan(kq, kn);
+		}
+		return;
+	}
+	requeue(kq, kn);	/* level: looked at again next time */
+}
+
+/*
+ * Check every candidate once; deliver the ready ones (at most max).  A
+ * candidate that is not ready leaves the list and, if the device does not
+ * watch it, is registered (or, when that answers "ready" again for an
+ * EV_CLEAR knote or a regular file, becomes an orphan).
+ */
+static int collect(struct kq *kq, struct kevent *out, int max)
+{
+	struct link todo;
+	int n = 0;
+
+	if (l_empty(&kq->cands))
+		return 0;
+	/* Detach the list: what is re-queued now is looked at next pass. */
+	todo = kq->cands;
+	todo.next->prev = &todo;
+	todo.prev->next = &todo;
+	l_init(&kq->cands);
+	while (!l_empty(&todo)) {
+		struct knote *kn = KN_OF(todo.next, cand);
+		int r;
+
+		if (n == max) {
+			/* No room: the rest go first next time (no starvation). */
+			struct link *first = todo.next, *last = todo.prev;
+
+			first->prev = &kq->cands;
+			last->next = kq->cands.next;
+			kq->cands.next->prev = last;
+			kq->cands.next = first;
+			kq->need_wake = true;
+			break;
+		}
+		l_del(&kn->cand);
+		if (kn->disabled)
+			continue;
+		r = kqf_filter_check(kq, kn, &out[n]);
+		if (r < 0) {
+			kqf_knote_free(kq, kn);	/* stale fd: never a stale event */
+			continue;
+		}
+		if (r == 0) {
+			if (kn->kind == K_FILE) {
+				orphan(kq, kn);
+			} else if (kqf_arm(kq, kn) == 1) {
+				if (kn->kev.flags & EV_CLEAR)
+					orphan(kq, kn);
+				else
+					requeue(kq, kn);
+			}
+			continue;
+		}
+		l_del(&kn->orph);
+		n++;
+		delivered(kq, kn, &out[n - 1]);
+	}
+	return n;
+}
+
+static void drain_fd(int fd)
+{
+	char buf[4096];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* Device events to candidates; the library's own fds are handled here. */
+static void take_device(struct kq *kq, const struct ukevent *uk, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t serial = uk[i].user[0] | ((uint64_t)uk[i].user[1] << 32);
+		struct knote *kn;
+
+		if (serial == SERIAL_WAKE) {
+			drain_fd(kq->wake_fd);
+			continue;
+		}
+		if (serial == SERIAL_INOTIFY) {
+			kqf_vnode_read(kq);
+			continue;
+		}
+		kn = by_serial(kq, serial);
+		if (!kn)
+			continue;	/* deleted meanwhile: its cookie is never reused */
+		if (uk[i].ret_flags & KEVENT_RET_BROKEN) {
+			/* Out of its origin for good (abi.md section 2.5): drop it. */
+			dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+			kn->dev_on = false;
+			kn->dev_broken = true;
+		}
+		requeue(kq, kn);
+	}
+}
+
+static void orphans_to_candidates(struct kq *kq)
+{
+	for (struct link *l = kq->orphans.next; l != &kq->orphans; l = l->next)
+		requeue(kq, KN_OF(l, orph));
+}
+
+#define DEV_BATCH 1024	/* ukevents per GET_EVENTS: 40 KiB of stack */
+
+/*
+ * Wait in the device up to wait_ns (lock dropped), then turn what came into
+ * candidates.  Returns the number of device events, or -errno.
+ */
+static int wait_device(struct kq *kq, uint64_t wait_ns)
+{
+	struct ukevent uk[DEV_BATCH];
+	int r;
+
+	kq->waiters++;
+	pthread_mutex_unlock(&kq->lock);
+	r = kevent_get_events(kq->fd, wait_ns ? 1 : 0, DEV_BATCH, wait_ns, uk, 0);
+	if (r < 0)
+		r = -errno;
+	pthread_mutex_lock(&kq->lock);
+	kq->waiters--;
+	if (kq->closed)
+		return -EBADF;
+	if (r > 0)
+		take_device(kq, uk, r);
+	orphans_to_candidates(kq);
+	return r;
+}
+
+static int scan(struct kq *kq, struct kevent *out, int max, const struct timespec *ts)
+{
+	uint64_t deadline = 0, now;
+	bool forever = ts == NULL;
+	int n;
+
+	if (ts) {
+		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+			return -EINVAL;
+		deadline = now_ns() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+	}
+	/*
+	 * With candidates, first what the device already has, without
+	 * waiting (so always-ready level kevents cannot starve it); without,
+	 * the wait below returns at once when something is there.
+	 */
+	if (!l_empty(&kq->cands)) {
+		n = wait_device(kq, 0);
+		if (n < 0)
+			return n;
+	}
+	for (int pass = 0;; pass++) {
+		uint64_t wait_ns;
+		bool capped = false;
+
+		n = collect(kq, out, max);
+		if (n > 0)
+			break;
+		if (!l_empty(&kq->cands) && pass < 4)
+			continue;	/* re-armed sources that turned ready meanwhile */
+		now = now_ns();
+		if (!forever && now >= deadline)
+			return wait_device(kq, 0) < 0 ? 0 : collect(kq, out, max);
+		wait_ns = forever ? KEVENT_TIMEOUT_INFINITE : deadline - now;
+		if (!l_empty(&kq->orphans) && wait_ns > ORPHAN_POLL_NS) {
+			wait_ns = ORPHAN_POLL_NS;
+			capped = true;
+		}
+		n = wait_device(kq, wait_ns);
+		if (n < 0)
+			return n;
+		if (n == 0 && !capped && (forever || now_ns() + 1000000 < deadline))
+			return -EINTR;	/* D22: a signal ended the wait with nothing */
+		pass = 0;
+	}
+	return n;
+}
+
+/* ---- the two calls ---- */
+
+int kqueue(void)
+{
+	int r = kqf_kq_create();
+
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+int kevent(int kqfd, const struct kevent *changelist, int nchanges,
+	   struct kevent *eventlist, int nevents, const struct timespec *timeout)
+{
+	struct kq *kq;
+	int nerr = 0, r;
+
+	if (nchanges < 0 || nevents < 0 || (nchanges && !changelist) || (nevents && !eventlist)) {
+		errno = EINVAL;
+		return -1;
+	}
+	r = kqf_kq_get(kqfd, &kq);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	pthread_mutex_lock(&kq->lock);
+	r = apply_changes(kq, changelist, nchanges, eventlist, nevents, &nerr);
+	if (r == 0 && nerr > 0)
+		r = nerr;
+	else if (r == 0 && nevents > 0)
+		r = scan(kq, eventlist, nevents, timeout);
+	/* Candidates a blocked caller or a poll() of the fd has not seen yet. */
+	if (kq->need_wake && !l_empty(&kq->cands))
+		wake_waiters(kq);
+	kq->need_wake = false;
+	pthread_mutex_unlock(&kq->lock);
+	kqf_kq_put(kq);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+/* ---- used by the registry ---- */
+
+int kqf_kq_init(struct kq *kq, int fd)
+{
+	int r;
+
+	kq->fd = fd;
+	kq->pid = getpid();
+	kq->next_serial = SERIAL_FIRST;
+	kq->ino_fd = -1;
+	l_init(&kq->cands);
+	l_init(&kq->orphans);
+	pthread_mutex_init(&kq->lock, NULL);
+	kq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (kq->wake_fd < 0)
+		return -errno;
+	r = kqf_dev_add(kq, kq->wake_fd, KEVENT_POLL_POLLIN, SERIAL_WAKE);
+	return r < 0 ? r : 0;
+}
+
+/* Free every knote and the library's own fds (kq->lock not needed: last ref). */
+void kqf_kq_release(struct kq *kq, bool child)
+{
+	for (unsigned int h = 0; h < KQ_HASH; h++) {
+		while (kq->by_key[h]) {
+			struct knote *kn = kq->by_key[h];
+
+			kn->dev_on = false;	/* the queue goes with its fd */
+			kqf_knote_free(kq, kn);
+		}
+	}
+	(void)child;
+	if (kq->ino_fd >= 0)
+		kqf_sys_close(kq->ino_fd);
+	if (kq->wake_fd >= 0)
+		kqf_sys_close(kq->wake_fd);
+	pthread_mutex_destroy(&kq->lock);
+	free(kq);
+}
+
+/* One delivery of signo to kq's EVFILT_SIGNAL knote, if it has one. */
+void kqf_signal_deliver(struct kq *kq, int signo)
+{
+	struct knote *kn;
+
+	pthread_mutex_lock(&kq->lock);
+	kn = kq->closed ? NULL : kqf_lookup(kq, (uintptr_t)signo, EVFILT_SIGNAL);
+	if (kn) {
+		kn->count++;
+		kqf_candidate(kq, kn);
+		wake_waiters(kq);
+	}
+	pthread_mutex_unlock(&kq->lock);
+}
+
+/* Wake every blocked caller of a kqueue being closed (D17: the device won't). */
+void kqf_kq_closing(struct kq *kq)
+{
+	uint64_t one = 1;
+
+	kq->closed = true;
+	if (write(kq->wake_fd, &one, sizeof(one)) < 0) {
+		/* counter full: a wake is pending anyway */
+	}
+}

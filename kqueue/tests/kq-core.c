@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Conformance of libkqueue-kevent: the calls, the changelist rules and the
+ * EV_* flags of FreeBSD's kqueue(2), on pipes.  One test per rule.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "kqt.h"
+
+/* ---- kqueue() and kevent() ---- */
+
+KQT(api, kqueue_gives_a_pollable_descriptor)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct pollfd pf;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	/* The kqueue fd itself is the device fd: poll() on it works. */
+	pf = (struct pollfd){ .fd = kq, .events = POLLIN };
+	cr_assert_geq(poll(&pf, 1, 0), 0);
+	cr_assert_eq(kqt_get(kq, "pipe with data").ident, (uintptr_t)p[0]);
+}
+
+KQT(api, two_kqueues_are_independent)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue(), p[2];
+
+	cr_assert_neq(a, b);
+	kqt_pipe(p);
+	kqt_ok(a, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	kqt_get(a, "watched in a");
+	kqt_quiet(b, 50, "nothing watched in b");
+}
+
+KQT(api, bad_descriptor_is_ebadf)
+{
+	struct kevent ev;
+
+	cr_assert_eq(kevent(-1, NULL, 0, &ev, 1, NULL), -1);
+	cr_assert_eq(errno, EBADF);
+}
+
+KQT(api, not_a_kqueue_is_ebadf)
+{
+	int p[2];
+	struct kevent ev;
+	struct timespec z = { 0, 0 };
+
+	kqt_pipe(p);
+	cr_assert_eq(kevent(p[0], NULL, 0, &ev, 1, &z), -1);
+	cr_assert_eq(errno, EBADF);
+}
+
+KQT(api, negative_counts_are_einval)
+{
+	int kq = kqt_kqueue();
+	struct kevent ev;
+
+	cr_assert_eq(kevent(kq, NULL, -1, &ev, 1, NULL), -1);
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(kevent(kq, NULL, 0, &ev, -1, NULL), -1);
+	cr_assert_eq(errno, EINVAL);
+}
+
+KQT(api, bad_timeout_is_einval)
+{
+	int kq = kqt_kqueue();
+	struct kevent ev;
+	struct timespec ts = { 0, 1000000000L };
+
+	cr_assert_eq(kevent(kq, NULL, 0, &ev, 1, &ts), -1);
+	cr_assert_eq(errno, EINVAL);
+}
+
+KQT(api, nevents_zero_returns_at_once)
+{
+	int kq = kqt_kqueue();
+
+	/* NULL timeout, nothing to wait for: still returns (nothing to fill). */
+	cr_assert_eq(kevent(kq, NULL, 0, NULL, 0, NULL), 0);
+}
+
+KQT(api, zero_timeout_polls)
+{
+	int kq = kqt_kqueue();
+	struct kevent ev;
+	struct timespec z = { 0, 0 };
+
+	cr_assert_eq(kevent(kq, NULL, 0, &ev, 1, &z), 0);
+}
+
+KQT(api, timeout_expires_with_zero)
+{
+	int kq = kqt_kqueue();
+	struct kevent ev;
+
+	cr_assert_eq(kqt_wait(kq, &ev, 1, 30), 0);
+}
+
+KQT(api, changes_and_events_in_one_call)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c, e;
+	struct timespec ts = { 10, 0 };
+
+	kqt_pipe(p);
+	kqt_write(p[1], 3);
+	EV_SET(&c, p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &c, 1, &e, 1, &ts), 1);
+	cr_assert_eq(e.ident, (uintptr_t)p[0]);
+	cr_assert_eq(e.data, 3);
+}
+
+KQT(api, eventlist_is_bounded_by_nevents)
+{
+	int kq = kqt_kqueue(), p[3][2];
+	struct kevent ev[3];
+
+	for (int i = 0; i < 3; i++) {
+		kqt_pipe(p[i]);
+		kqt_ok(kq, (uintptr_t)p[i][0], EVFILT_READ, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+		kqt_write(p[i][1], 1);
+	}
+	cr_assert_eq(kqt_wait(kq, ev, 2, 10000), 2);
+	cr_assert_eq(kqt_wait(kq, ev, 3, 10000), 1, "the third is left for the next call");
+}
+
+KQT(api, udata_comes_back_untouched)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent e;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)&kq);
+	kqt_write(p[1], 1);
+	e = kqt_get(kq, "pipe");
+	cr_assert_eq(e.udata, (void *)&kq);
+}
+
+KQT(api, returned_flags_keep_ev_add_only)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent want, e;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_ENABLE, 0, 0, NULL);
+	kqt_write(p[1], 2);
+	e = kqt_get(kq, "pipe");
+	EV_SET(&want, p[0], EVFILT_READ, EV_ADD, 0, 2, NULL);
+	kqt_same(&want, &e, "EV_ADD stays (as the Linux ports), EV_ENABLE goes");
+}
+
+/* ---- errors in the changelist ---- */
+
+KQT(errors, failed_change_is_an_ev_error_entry)
+{
+	int kq = kqt_kqueue();
+	struct kevent e = kqt_error_entry(kq, (uintptr_t)-1, EVFILT_READ, EV_ADD, 0, 0);
+
+	cr_assert_eq(e.flags, EV_ADD | EV_ERROR, "the change's flags plus EV_ERROR");
+	cr_assert_eq(e.data, EBADF);
+}
+
+KQT(errors, error_returns_at_once_even_with_ready_events)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c[2], e[4];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	EV_SET(&c[0], 100000, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	EV_SET(&c[1], 100001, EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, c, 2, e, 4, NULL), 2, "only the two errors");
+	cr_assert_eq(e[0].ident, 100000u);
+	cr_assert_eq(e[1].ident, 100001u);
+	cr_assert_eq(kqt_get(kq, "the pipe, next call").ident, (uintptr_t)p[0]);
+}
+
+KQT(errors, error_without_room_fails_the_call)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, (uintptr_t)-1, EVFILT_READ, EV_ADD, 0, 0, NULL), -EBADF);
+}
+
+KQT(errors, later_changes_still_apply)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c[2], e[2];
+
+	kqt_pipe(p);
+	EV_SET(&c[0], 100000, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	EV_SET(&c[1], p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, c, 2, e, 2, NULL), 1);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "the second change applied").ident, (uintptr_t)p[0]);
+}
+
+KQT(errors, unknown_filter_is_einval)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_error_entry(kq, 1, -100, EV_ADD, 0, 0).data, EINVAL);
+	cr_assert_eq(kqt_error_entry(kq, 1, 3, EV_ADD, 0, 0).data, EINVAL);
+}
+
+KQT(errors, unserved_filters_are_einval)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_error_entry(kq, 1, EVFILT_AIO, EV_ADD, 0, 0).data, EINVAL);
+	cr_assert_eq(kqt_error_entry(kq, 1, EVFILT_FS, EV_ADD, 0, 0).data, EINVAL);
+}
+
+KQT(errors, delete_of_nothing_is_enoent)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL), -ENOENT);
+}
+
+KQT(errors, enable_of_nothing_is_enoent)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL), -ENOENT);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, 0, 0, 0, NULL), -ENOENT);
+}
+
+KQT(errors, closed_fd_is_ebadf)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	close(p[0]);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL), -EBADF);
+}
+
+KQT(errors, receipt_reports_success_as_data_zero)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c, e;
+
+	kqt_pipe(p);
+	kqt_write(p[1], 1);	/* ready: still only the receipt comes back */
+	EV_SET(&c, p[0], EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, (void *)7);
+	cr_assert_eq(kevent(kq, &c, 1, &e, 1, NULL), 1);
+	cr_assert_eq(e.flags, EV_ADD | EV_RECEIPT | EV_ERROR);
+	cr_assert_eq(e.data, 0);
+	cr_assert_eq(e.udata, (void *)7);
+	cr_assert_eq(kqt_get(kq, "then the event").ident, (uintptr_t)p[0]);
+}
+
+KQT(errors, receipt_mixes_with_errors_in_order)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c[2], e[2];
+
+	kqt_pipe(p);
+	EV_SET(&c[0], p[0], EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, NULL);
+	EV_SET(&c[1], p[1], EVFILT_READ, EV_DELETE | EV_RECEIPT, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, c, 2, e, 2, NULL), 2);
+	cr_assert_eq(e[0].data, 0);
+	cr_assert_eq(e[1].data, ENOENT);
+}
+
+/* ---- identity and the actions ---- */
+
+KQT(flags, read_and_write_on_one_fd_are_two_kevents)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent e;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, (void *)1);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_ADD, 0, 0, (void *)2);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 50, "write deleted, nothing to read");
+	kqt_write(sv[1], 1);
+	e = kqt_get(kq, "read still there");
+	cr_assert_eq(e.filter, EVFILT_READ);
+	cr_assert_eq(e.udata, (void *)1);
+}
+
+KQT(flags, add_twice_is_one_kevent)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent ev[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_wait(kq, ev, 2, 10000), 1);
+}
+
+KQT(flags, add_again_replaces_udata)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)1);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)2);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "pipe").udata, (void *)2);
+}
+
+KQT(flags, add_again_reenables)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISABLE, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	kqt_quiet(kq, 50, "disabled");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_get(kq, "EV_ADD enabled it");
+}
+
+KQT(flags, disable_suppresses_and_enable_reports)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DISABLE, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	kqt_quiet(kq, 50, "disabled");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "enabled while readable").data, 1);
+}
+
+KQT(flags, add_disabled_reports_nothing)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_write(p[1], 1);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISABLE, 0, 0, NULL);
+	kqt_quiet(kq, 50, "added disabled");
+}
+
+KQT(flags, delete_drops_a_pending_event)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	usleep(20000);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 50, "deleted");
+}
+
+KQT(flags, level_triggered_by_default)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 4);
+	cr_assert_eq(kqt_get(kq, "first").data, 4);
+	cr_assert_eq(kqt_get(kq, "again: still readable").data, 4);
+	kqt_drain(p[0]);
+	kqt_quiet(kq, 50, "drained");
+}
+
+KQT(flags, ready_at_add_is_reported)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_write(p[1], 5);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "ready before EV_ADD").data, 5);
+	cr_assert_eq(kqt_get(kq, "and again (level)").data, 5);
+}
+
+KQT(flags, ready_at_add_then_drained_then_new_data)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_write(p[1], 5);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_get(kq, "ready at add");
+	kqt_drain(p[0]);
+	kqt_quiet(kq, 50, "drained");
+	kqt_write(p[1], 2);
+	cr_assert_eq(kqt_get(kq, "new data wakes the wait").data, 2);
+}
+
+KQT(flags, clear_reports_once_per_change)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_write(p[1], 2);
+	struct kevent e = kqt_get(kq, "first");
+	cr_assert_eq(e.data, 2);
+	cr_assert_eq(e.flags, EV_ADD | EV_CLEAR);
+	kqt_quiet(kq, 50, "EV_CLEAR: not again without new data");
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "new data").data, 3);
+}
+
+KQT(flags, clear_ready_at_add_reports_once)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_write(p[1], 2);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "ready at add").data, 2);
+	kqt_quiet(kq, 50, "not again");
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "new data").data, 3);
+}
+
+KQT(flags, clear_ready_at_add_partial_read_is_quiet)
+{
+	int kq = kqt_kqueue(), p[2];
+	char c;
+
+	kqt_pipe(p);
+	kqt_write(p[1], 2);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "ready at add").data, 2);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	kqt_quiet(kq, 50, "a read is no new data");
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "new data").data, 2);
+}
+
+KQT(flags, level_events_take_turns_with_a_small_eventlist)
+{
+	int kq = kqt_kqueue(), p[2][2];
+	struct kevent e;
+	int seen[2] = { 0, 0 };
+
+	for (int i = 0; i < 2; i++) {
+		kqt_pipe(p[i]);
+		kqt_write(p[i][1], 1);
+		kqt_ok(kq, (uintptr_t)p[i][0], EVFILT_READ, EV_ADD, 0, 0, (void *)(intptr_t)i);
+	}
+	for (int k = 0; k < 4; k++) {
+		cr_assert_eq(kqt_wait(kq, &e, 1, 10000), 1);
+		seen[(intptr_t)e.udata]++;
+	}
+	cr_assert(seen[0] > 0 && seen[1] > 0, "both reported: %d and %d", seen[0], seen[1]);
+}
+
+KQT(flags, oneshot_fires_once_and_is_deleted)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "once").flags, EV_ADD | EV_ONESHOT);
+	kqt_quiet(kq, 50, "deleted");
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL), -ENOENT);
+}
+
+KQT(flags, dispatch_disables_after_delivery)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISPATCH, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "once").flags, EV_ADD | EV_DISPATCH);
+	kqt_quiet(kq, 50, "disabled after delivery");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	kqt_get(kq, "enabled again, still readable");
+	/* still registered: EV_DELETE succeeds */
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL);
+}
+
+KQT(flags, dispatch_with_clear)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISPATCH | EV_CLEAR, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	kqt_get(kq, "first");
+	kqt_write(p[1], 1);
+	kqt_quiet(kq, 50, "disabled");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "enabled: data while disabled").data, 2);
+}
+
+KQT(flags, receipt_flag_comes_back_with_events)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c, e;
+
+	kqt_pipe(p);
+	EV_SET(&c, p[0], EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &c, 1, &e, 1, NULL), 1);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "pipe").flags, EV_ADD | EV_RECEIPT);
+}
+
+KQT(flags, delete_and_add_in_one_changelist)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent c[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)1);
+	EV_SET(&c[0], p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL);
+	EV_SET(&c[1], p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)2);
+	cr_assert_eq(kevent(kq, c, 2, NULL, 0, NULL), 0);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "re-added").udata, (void *)2);
+}

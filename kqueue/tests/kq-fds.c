@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Conformance of libkqueue-kevent: EVFILT_READ and EVFILT_WRITE on pipes,
+ * sockets and regular files (data, EV_EOF, fflags, NOTE_LOWAT), and what a
+ * close() of a watched fd does.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kqt.h"
+
+/* ---- pipes ---- */
+
+KQT(pipe, read_data_is_bytes_readable)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent want, e;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 50, "empty pipe");
+	kqt_write(p[1], 10);
+	e = kqt_get(kq, "pipe");
+	EV_SET(&want, p[0], EVFILT_READ, EV_ADD, 0, 10, NULL);
+	kqt_same(&want, &e, "whole event");
+}
+
+KQT(pipe, read_eof_when_writer_closes)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent want, e;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	close(p[1]);
+	e = kqt_get(kq, "writer gone");
+	EV_SET(&want, p[0], EVFILT_READ, EV_ADD | EV_EOF, 0, 0, NULL);
+	kqt_same(&want, &e, "EV_EOF, data 0");
+}
+
+KQT(pipe, read_eof_keeps_the_byte_count)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent e;
+
+	kqt_pipe(p);
+	kqt_write(p[1], 3);
+	close(p[1]);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "data then eof");
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
+	cr_assert_eq(e.data, 3);
+}
+
+KQT(pipe, write_ready_with_free_space)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent e;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[1], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "empty pipe is writable");
+	cr_assert_eq(e.filter, EVFILT_WRITE);
+	cr_assert_eq(e.data, fcntl(p[1], F_GETPIPE_SZ), "data %ld = the whole buffer", (long)e.data);
+	kqt_write(p[1], 100);
+	e = kqt_get(kq, "still writable");
+	cr_assert_eq(e.data, fcntl(p[1], F_GETPIPE_SZ) - 100);
+}
+
+KQT(pipe, write_full_then_drained)
+{
+	int kq = kqt_kqueue(), p[2], fl;
+	char buf[4096] = { 0 };
+
+	kqt_pipe(p);
+	fl = fcntl(p[1], F_GETFL);
+	fcntl(p[1], F_SETFL, fl | O_NONBLOCK);
+	while (write(p[1], buf, sizeof(buf)) > 0)
+		;
+	while (write(p[1], buf, 1) > 0)
+		;
+	kqt_ok(kq, (uintptr_t)p[1], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 50, "full pipe");
+	kqt_drain(p[0]);
+	cr_assert_gt(kqt_get(kq, "drained").data, 0);
+}
+
+KQT(pipe, write_eof_when_reader_closes)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct kevent e;
+
+	kqt_pipe(p);
+	close(p[0]);
+	kqt_ok(kq, (uintptr_t)p[1], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "reader gone");
+	cr_assert(e.flags & EV_EOF, "flags %#x", e.flags);
+}
+
+KQT(pipe, lowat_waits_for_enough_bytes)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, NOTE_LOWAT, 5, NULL);
+	kqt_write(p[1], 3);
+	kqt_quiet(kq, 50, "3 bytes < low water 5");
+	kqt_write(p[1], 2);
+	cr_assert_eq(kqt_get(kq, "5 bytes").data, 5);
+}
+
+KQT(pipe, many_pipes_each_reported_once)
+{
+	int kq = kqt_kqueue(), p[16][2], seen = 0;
+	struct kevent ev[32];
+
+	for (int i = 0; i < 16; i++) {
+		kqt_pipe(p[i]);
+		kqt_ok(kq, (uintptr_t)p[i][0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, (void *)(intptr_t)i);
+		kqt_write(p[i][1], 1);
+	}
+	while (seen < 16) {
+		int n = kqt_wait(kq, ev, 32, 10000);
+
+		cr_assert_gt(n, 0, "only %d of 16 came", seen);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(ev[i].ident, (uintptr_t)p[(intptr_t)ev[i].udata][0]);
+		seen += n;
+	}
+	cr_assert_eq(seen, 16);
+	kqt_quiet(kq, 50, "each once (EV_CLEAR)");
+}
+
+/* ---- sockets ---- */
+
+KQT(socket, read_data_is_bytes_readable)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent want, e;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(sv[1], 7);
+	e = kqt_get(kq, "socket");
+	EV_SET(&want, sv[0], EVFILT_READ, EV_ADD, 0, 7, NULL);
+	kqt_same(&want, &e, "whole event");
+}
+
+KQT(socket, read_eof_when_peer_closes)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent e;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	close(sv[1]);
+	e = kqt_get(kq, "peer closed");
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
+	cr_assert_eq(e.data, 0);
+	cr_assert_eq(e.fflags, 0);
+}
+
+KQT(socket, read_eof_on_shutdown_keeps_data)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent e;
+
+	kqt_socketpair(sv);
+	kqt_write(sv[1], 4);
+	shutdown(sv[1], SHUT_WR);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "data and eof");
+	cr_assert_eq(e.flags, EV_ADD | EV_EOF);
+	cr_assert_eq(e.data, 4);
+}
+
+KQT(socket, write_ready_on_connected)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent e;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "writable");
+	cr_assert_eq(e.flags, EV_ADD);
+	cr_assert_gt(e.data, 0);
+}
+
+KQT(socket, write_eof_when_peer_closes)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct kevent e;
+
+	kqt_socketpair(sv);
+	close(sv[1]);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "peer gone");
+	cr_assert(e.flags & EV_EOF, "flags %#x", e.flags);
+}
+
+KQT(socket, tcp_listen_data_is_backlog)
+{
+	int kq = kqt_kqueue(), port, l = kqt_tcp_listener(&port), c1, c2;
+	struct kevent e;
+
+	kqt_ok(kq, (uintptr_t)l, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 50, "no connection yet");
+	c1 = kqt_tcp_connect(port);
+	e = kqt_get(kq, "one pending connection");
+	cr_assert_eq(e.data, 1);
+	c2 = kqt_tcp_connect(port);
+	usleep(20000);
+	e = kqt_get(kq, "two pending");
+	cr_assert_eq(e.data, 2);
+	close(c1);
+	close(c2);
+}
+
+KQT(socket, tcp_read_data)
+{
+	int kq = kqt_kqueue(), port, l = kqt_tcp_listener(&port), c = kqt_tcp_connect(port);
+	int s = accept(l, NULL, NULL);
+
+	cr_assert_geq(s, 0);
+	kqt_ok(kq, (uintptr_t)s, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(c, 100);
+	usleep(20000);
+	cr_assert_eq(kqt_get(kq, "tcp data").data, 100);
+}
+
+KQT(socket, tcp_reset_gives_eof_and_the_error)
+{
+	int kq = kqt_kqueue(), port, l = kqt_tcp_listener(&port), c = kqt_tcp_connect(port);
+	int s = accept(l, NULL, NULL);
+	struct linger lg = { 1, 0 };
+	struct kevent e;
+
+	kqt_ok(kq, (uintptr_t)s, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(c);	/* RST */
+	e = kqt_get(kq, "reset");
+	cr_assert(e.flags & EV_EOF, "flags %#x", e.flags);
+	cr_assert_eq(e.fflags, ECONNRESET, "fflags %u", e.fflags);
+}
+
+KQT(socket, tcp_refused_connect_reports_the_error)
+{
+	int kq = kqt_kqueue(), port, l = kqt_tcp_listener(&port);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct kevent e;
+
+	close(l);	/* nobody listens on port now */
+	cr_assert(connect(s, (struct sockaddr *)&a, sizeof(a)) < 0);
+	kqt_ok(kq, (uintptr_t)s, EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "refused");
+	cr_assert(e.flags & EV_EOF, "flags %#x", e.flags);
+	cr_assert_eq(e.fflags, ECONNREFUSED, "fflags %u", e.fflags);
+}
+
+KQT(socket, udp_datagram_is_readable)
+{
+	int kq = kqt_kqueue();
+	int a = socket(AF_INET, SOCK_DGRAM, 0), b = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+
+	cr_assert_eq(bind(a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(a, (struct sockaddr *)&sa, &len);
+	kqt_ok(kq, (uintptr_t)a, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(sendto(b, "hello", 5, 0, (struct sockaddr *)&sa, sizeof(sa)), 5);
+	cr_assert_eq(kqt_get(kq, "datagram").data, 5);
+}
+
+KQT(socket, clear_on_socket_is_edge)
+{
+	int kq = kqt_kqueue(), sv[2];
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_write(sv[1], 2);
+	cr_assert_eq(kqt_get(kq, "data").data, 2);
+	kqt_quiet(kq, 50, "no new data");
+	kqt_write(sv[1], 2);
+	cr_assert_eq(kqt_get(kq, "more").data, 4);
+}
+
+/* ---- regular files ---- */
+
+KQT(file, read_data_is_bytes_to_end)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = kqt_tmpfile(path, sizeof(path), 300);
+	struct kevent e;
+
+	unlink(path);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "file");
+	cr_assert_eq(e.data, 300);
+	lseek(fd, 100, SEEK_SET);
+	cr_assert_eq(kqt_get(kq, "after seek").data, 200);
+}
+
+KQT(file, not_readable_at_end_of_file)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = kqt_tmpfile(path, sizeof(path), 10);
+
+	unlink(path);
+	lseek(fd, 0, SEEK_END);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 50, "at end of file (the BSDs)");
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(kqt_get(kq, "seeked back").data, 10);
+}
+
+KQT(file, growth_wakes_a_waiter)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = kqt_tmpfile(path, sizeof(path), 0);
+	int w = open(path, O_WRONLY | O_APPEND);
+
+	unlink(path);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 30, "empty file");
+	kqt_write(w, 8);
+	cr_assert_eq(kqt_get(kq, "grown").data, 8);
+}
+
+KQT(file, always_writable)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = kqt_tmpfile(path, sizeof(path), 0);
+	struct kevent e;
+
+	unlink(path);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	e = kqt_get(kq, "file");
+	cr_assert_eq(e.filter, EVFILT_WRITE);
+	cr_assert_eq(e.flags, EV_ADD);
+}
+
+/* ---- close() of a watched fd ---- */
+
+KQT(close, close_removes_the_kevents)
+{
+	int kq = kqt_kqueue(), p[2], q[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	close(p[0]);
+	kqt_pipe(q);	/* takes p[0]'s number */
+	cr_assert_eq(q[0], p[0]);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)q[0], EVFILT_READ, EV_DELETE, 0, 0, NULL), -ENOENT);
+}
+
+KQT(close, reused_number_never_delivers_a_stale_event)
+{
+	int kq = kqt_kqueue(), p[2], q[2];
+
+	kqt_pipe(p);
+	kqt_write(p[1], 1);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, (intptr_t)0, (void *)1);
+	close(p[0]);
+	kqt_pipe(q);
+	cr_assert_eq(q[0], p[0]);
+	kqt_write(q[1], 1);
+	kqt_quiet(kq, 50, "the new pipe is not watched");
+}
+
+KQT(close, close_without_delete_lets_the_peer_see_eof)
+{
+	int kq = kqt_kqueue(), sv[2];
+	char c;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	close(sv[0]);	/* the BSD way: no EV_DELETE */
+	/* The daemon's duplicate went with the kevents: the peer reads EOF. */
+	alarm(20);
+	cr_assert_eq(read(sv[1], &c, 1), 0, "peer must see end of file");
+}
+
+KQT(close, tcp_close_without_delete_sends_fin)
+{
+	int kq = kqt_kqueue(), port, l = kqt_tcp_listener(&port), c = kqt_tcp_connect(port);
+	int s = accept(l, NULL, NULL);
+	char ch;
+
+	kqt_ok(kq, (uintptr_t)s, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	close(s);
+	alarm(20);
+	cr_assert_eq(read(c, &ch, 1), 0, "client must get the FIN");
+}
+
+KQT(close, dup2_over_a_watched_fd_removes_it)
+{
+	int kq = kqt_kqueue(), p[2], q[2];
+
+	kqt_pipe(p);
+	kqt_pipe(q);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(dup2(q[0], p[0]), p[0]);
+	kqt_write(q[1], 1);
+	kqt_quiet(kq, 50, "p[0] is now q's pipe, not watched");
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL), -ENOENT);
+}
+
+KQT(close, close_range_removes_them)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)p[1], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(close_range((unsigned int)(p[0] < p[1] ? p[0] : p[1]),
+				 (unsigned int)(p[0] < p[1] ? p[1] : p[0]), 0), 0);
+	kqt_quiet(kq, 50, "both closed");
+}
+
+KQT(close, libc_internal_close_is_caught_at_delivery)
+{
+	int kq = kqt_kqueue(), p[2], q[2];
+	FILE *f;
+
+	kqt_pipe(p);
+	f = fdopen(p[0], "r");
+	cr_assert_not_null(f);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	fclose(f);	/* libc's own close: not seen by the front */
+	kqt_pipe(q);
+	cr_assert_eq(q[0], p[0]);
+	kqt_write(q[1], 1);
+	kqt_quiet(kq, 50, "identity check drops the stale knote");
+}
+
+KQT(close, closing_a_watched_fd_keeps_other_kevents)
+{
+	int kq = kqt_kqueue(), p[2], q[2];
+
+	kqt_pipe(p);
+	kqt_pipe(q);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)q[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	close(p[0]);
+	kqt_write(q[1], 1);
+	cr_assert_eq(kqt_get(kq, "q still watched").ident, (uintptr_t)q[0]);
+}

@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Conformance of libkqueue-kevent: EVFILT_TIMER, EVFILT_USER,
+ * EVFILT_SIGNAL, EVFILT_PROC and EVFILT_VNODE.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kqt.h"
+
+/* ---- EVFILT_TIMER ---- */
+
+KQT(timer, fires_with_data_one_and_ev_clear)
+{
+	int kq = kqt_kqueue();
+	struct kevent want, e;
+
+	/* A long period: one expiry, however loaded the machine is. */
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 500, (void *)9);
+	e = kqt_get(kq, "500 ms timer");
+	EV_SET(&want, 1, EVFILT_TIMER, EV_ADD | EV_CLEAR, 0, 1, (void *)9);
+	kqt_same(&want, &e, "timer event");
+}
+
+KQT(timer, data_counts_expirations_since_last)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, NULL);
+	usleep(100000);
+	e = kqt_get(kq, "10 ms timer after 100 ms");
+	cr_assert_geq(e.data, 2, "data %ld: several expirations merged", (long)e.data);
+}
+
+KQT(timer, periodic_fires_again)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, NULL);
+	kqt_get(kq, "first");
+	kqt_get(kq, "second");
+	kqt_get(kq, "third");
+}
+
+KQT(timer, oneshot_fires_once_and_is_gone)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 10, NULL);
+	e = kqt_get(kq, "oneshot");
+	cr_assert_eq(e.flags, EV_ADD | EV_ONESHOT | EV_CLEAR);
+	cr_assert_eq(e.data, 1);
+	kqt_quiet(kq, 50, "no second expiry");
+	cr_assert_eq(kqt_change(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL), -ENOENT);
+}
+
+KQT(timer, units_seconds_to_nanoseconds)
+{
+	int kq = kqt_kqueue();
+	static const unsigned int units[] = { NOTE_MSECONDS, NOTE_USECONDS, NOTE_NSECONDS };
+	static const intptr_t amount[] = { 5, 5000, 5000000 };
+
+	for (int i = 0; i < 3; i++) {
+		kqt_ok(kq, (uintptr_t)(10 + i), EVFILT_TIMER, EV_ADD | EV_ONESHOT, units[i], amount[i], NULL);
+		cr_assert_eq(kqt_get(kq, "5 ms in its unit").ident, (uintptr_t)(10 + i));
+	}
+}
+
+KQT(timer, seconds_unit_is_seconds)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_SECONDS, 1, NULL);
+	kqt_quiet(kq, 300, "1 s is not 1 ms");
+	e = kqt_get(kq, "one second");
+	cr_assert_eq(e.data, 1);
+}
+
+KQT(timer, abstime_fires_at_the_wall_clock_time)
+{
+	int kq = kqt_kqueue();
+	struct timespec now;
+	struct kevent e;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_ABSTIME | NOTE_USECONDS,
+	       (intptr_t)(now.tv_sec * 1000000 + now.tv_nsec / 1000 + 30000), NULL);
+	e = kqt_get(kq, "absolute deadline");
+	cr_assert_eq(e.data, 1);
+}
+
+KQT(timer, abstime_in_the_past_fires_at_once)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_ABSTIME | NOTE_SECONDS, 1, NULL);
+	cr_assert_eq(kqt_get(kq, "1970").data, 1);
+}
+
+KQT(timer, new_period_takes_effect_at_once)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 3600000, (void *)1);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, (void *)2);
+	cr_assert_eq(kqt_get(kq, "the 10 ms period, not the hour").udata, (void *)2);
+}
+
+KQT(timer, delete_stops_it)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, NULL);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 50, "deleted timer");
+}
+
+KQT(timer, negative_period_is_einval)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, 1, EVFILT_TIMER, EV_ADD, 0, -1, NULL), -EINVAL);
+}
+
+KQT(timer, zero_period_fires)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	kqt_get(kq, "zero: at once");
+}
+
+KQT(timer, enabled_again_counts_afresh)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_DISABLE, 0, 100, NULL);
+	usleep(350000);
+	kqt_quiet(kq, 0, "disabled");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
+	kqt_quiet(kq, 0, "the expirations while disabled are dropped");
+	e = kqt_get(kq, "enabled");
+	cr_assert_eq(e.flags, EV_ADD | EV_CLEAR);
+}
+
+KQT(timer, dispatch_fires_once_until_enabled)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_DISPATCH, 0, 10, NULL);
+	kqt_get(kq, "first");
+	kqt_quiet(kq, 50, "dispatched");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
+	kqt_get(kq, "enabled");
+}
+
+KQT(timer, two_timers_are_two_idents)
+{
+	int kq = kqt_kqueue();
+	struct kevent ev[2];
+	int n = 0;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 10, NULL);
+	kqt_ok(kq, 2, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 10, NULL);
+	while (n < 2)
+		n += kqt_wait(kq, ev + n, 2 - n, 10000);
+	cr_assert_neq(ev[0].ident, ev[1].ident);
+}
+
+/* ---- EVFILT_USER ---- */
+
+KQT(user, added_is_quiet)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 30, "not triggered");
+}
+
+KQT(user, trigger_reports_it)
+{
+	int kq = kqt_kqueue();
+	struct kevent want, e;
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)3);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(kq, "triggered");
+	EV_SET(&want, 1, EVFILT_USER, EV_CLEAR, 0, 0, (void *)3);
+	kqt_same(&want, &e, "user event");
+}
+
+KQT(user, clear_resets_the_trigger)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "once");
+	kqt_quiet(kq, 30, "cleared");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "triggered again");
+}
+
+KQT(user, without_clear_stays_triggered)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "first");
+	kqt_get(kq, "still triggered (level)");
+}
+
+KQT(user, fflags_or_and_copy)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, NOTE_FFCOPY | 0x11, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_FFOR | 0x100, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_FFAND | 0x110, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(kq, "fflags");
+	cr_assert_eq(e.fflags, 0x110u, "fflags %#x", e.fflags);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER | NOTE_FFCOPY | 0x7, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "copied").fflags, 0x7u);
+}
+
+KQT(user, ffnop_keeps_the_flags_and_data_is_passed)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, NOTE_FFCOPY | 0x5, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER | NOTE_FFNOP | 0xf0, 42, NULL);
+	e = kqt_get(kq, "ffnop");
+	cr_assert_eq(e.fflags, 0x5u);
+	cr_assert_eq(e.data, 42);
+}
+
+KQT(user, trigger_of_nothing_is_enoent)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, 77, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL), -ENOENT);
+}
+
+KQT(user, oneshot_is_gone_after_delivery)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "once");
+	cr_assert_eq(kqt_change(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL), -ENOENT);
+}
+
+KQT(user, dispatch_until_enabled)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_DISPATCH | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "first");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_quiet(kq, 30, "disabled by dispatch");
+	kqt_ok(kq, 1, EVFILT_USER, EV_ENABLE, 0, 0, NULL);
+	kqt_get(kq, "pending trigger after enable");
+}
+
+KQT(user, delete_drops_a_trigger)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 30, "deleted");
+}
+
+KQT(user, add_with_trigger_fires)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "triggered at add").fflags, 0u);
+}
+
+static void *trigger_later(void *arg)
+{
+	int kq = *(int *)arg;
+
+	usleep(50000);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	return NULL;
+}
+
+KQT(user, trigger_from_another_thread_wakes_a_waiter)
+{
+	int kq = kqt_kqueue();
+	pthread_t t;
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	pthread_create(&t, NULL, trigger_later, &kq);
+	cr_assert_eq(kevent(kq, NULL, 0, &e, 1, NULL), 1, "woken: %s", strerror(errno));
+	cr_assert_eq(e.filter, EVFILT_USER);
+	pthread_join(t, NULL);
+}
+
+/* ---- EVFILT_SIGNAL ---- */
+
+KQT(signal, delivery_is_counted)
+{
+	int kq = kqt_kqueue();
+	struct kevent want, e;
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	e = kqt_get(kq, "SIGUSR1");
+	EV_SET(&want, SIGUSR1, EVFILT_SIGNAL, EV_ADD | EV_CLEAR, 0, 1, NULL);
+	kqt_same(&want, &e, "signal event");
+}
+
+KQT(signal, only_new_deliveries_after_a_report)
+{
+	int kq = kqt_kqueue();
+
+	signal(SIGUSR2, SIG_IGN);
+	kqt_ok(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR2);
+	kqt_get(kq, "first");
+	kqt_quiet(kq, 30, "cleared");
+	kill(getpid(), SIGUSR2);
+	cr_assert_eq(kqt_get(kq, "second").data, 1);
+}
+
+KQT(signal, two_kqueues_both_see_one_delivery)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue();
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(a, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kqt_ok(b, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	cr_assert_eq(kqt_get(a, "a").data, 1);
+	cr_assert_eq(kqt_get(b, "b").data, 1);
+}
+
+KQT(signal, pending_before_add_is_reported)
+{
+	int kq = kqt_kqueue();
+	sigset_t m;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	kill(getpid(), SIGUSR2);	/* pending, blocked */
+	kqt_ok(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "pending signal").data, 1);
+}
+
+KQT(signal, receipt_stays_across_a_modify)
+{
+	int kq = kqt_kqueue();
+	struct kevent c, r;
+
+	signal(SIGUSR1, SIG_IGN);
+	EV_SET(&c, SIGUSR1, EVFILT_SIGNAL, EV_ADD | EV_RECEIPT, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &c, 1, &r, 1, NULL), 1);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	cr_assert(kqt_get(kq, "signal").flags & EV_RECEIPT);
+}
+
+KQT(signal, bad_number_is_einval)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, 0, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL), -EINVAL);
+	cr_assert_eq(kqt_change(kq, 1000, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL), -EINVAL);
+}
+
+KQT(signal, delete_stops_reports)
+{
+	int kq = kqt_kqueue();
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_DELETE, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	kqt_quiet(kq, 50, "deleted");
+}
+
+KQT(signal, wakes_a_blocked_kevent)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+	pid_t child;
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	child = fork();
+	if (child == 0) {
+		usleep(50000);
+		kill(getppid(), SIGUSR1);
+		_exit(0);
+	}
+	cr_assert_eq(kevent(kq, NULL, 0, &e, 1, NULL), 1);
+	cr_assert_eq(e.ident, (uintptr_t)SIGUSR1);
+	waitpid(child, NULL, 0);
+}
+
+KQT(signal, disabled_counts_for_later)
+{
+	int kq = kqt_kqueue();
+
+	signal(SIGUSR1, SIG_IGN);
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ADD | EV_DISABLE, 0, 0, NULL);
+	kill(getpid(), SIGUSR1);
+	kqt_quiet(kq, 50, "disabled");
+	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "enabled").data, 1);
+}
+
+/* ---- EVFILT_PROC ---- */
+
+KQT(proc, exit_status_of_a_child)
+{
+	int kq = kqt_kqueue(), go[2];
+	pid_t child;
+	struct kevent e;
+	char c = 0;
+
+	kqt_pipe(go);
+	child = fork();
+	if (child == 0) {
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(7);
+	}
+	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, (void *)5);
+	cr_assert_eq(write(go[1], &c, 1), 1);
+	e = kqt_get(kq, "child exit");
+	cr_assert_eq(e.ident, (uintptr_t)child);
+	cr_assert_eq(e.fflags, NOTE_EXIT);
+	cr_assert_eq(e.flags, EV_ADD | EV_ONESHOT | EV_CLEAR | EV_EOF, "flags %#x", e.flags);
+	cr_assert_eq(e.udata, (void *)5);
+	cr_assert(WIFEXITED((int)e.data) && WEXITSTATUS((int)e.data) == 7, "data %#lx", (long)e.data);
+	/* Not reaped by the front: the parent still can. */
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+}
+
+KQT(proc, killed_child_reports_the_signal)
+{
+	int kq = kqt_kqueue();
+	pid_t child = fork();
+	struct kevent e;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	kill(child, SIGKILL);
+	e = kqt_get(kq, "killed");
+	cr_assert(WIFSIGNALED((int)e.data) && WTERMSIG((int)e.data) == SIGKILL, "data %#lx", (long)e.data);
+	waitpid(child, NULL, 0);
+}
+
+KQT(proc, exit_is_reported_once)
+{
+	int kq = kqt_kqueue();
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	kqt_get(kq, "exit");
+	kqt_quiet(kq, 30, "once");
+	waitpid(child, NULL, 0);
+}
+
+KQT(proc, two_kqueues_both_see_the_status)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue();
+	pid_t child = fork();
+
+	if (child == 0) {
+		usleep(50000);
+		_exit(64);
+	}
+	kqt_ok(a, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	kqt_ok(b, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	cr_assert_eq(kqt_get(a, "a").data, 64 << 8);
+	cr_assert_eq(kqt_get(b, "b").data, 64 << 8);
+	waitpid(child, NULL, 0);
+}
+
+KQT(proc, no_such_process_is_esrch)
+{
+	int kq = kqt_kqueue();
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);	/* reaped: the pid names nobody now */
+	cr_assert_eq(kqt_change(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL), -ESRCH);
+}
+
+KQT(proc, note_track_is_enotsup)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, (uintptr_t)getpid(), EVFILT_PROC, EV_ADD, NOTE_EXIT | NOTE_TRACK, 0, NULL),
+		     -ENOTSUP);
+}
+
+/* ---- EVFILT_VNODE ---- */
+
+static int vnode_file(char *path, size_t len)
+{
+	return kqt_tmpfile(path, len, 4);
+}
+
+KQT(vnode, write_is_note_write)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct kevent want, e;
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE, 0, NULL);
+	pwrite(fd, "x", 1, 0);
+	e = kqt_get(kq, "write");
+	EV_SET(&want, fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE, 0, NULL);
+	kqt_same(&want, &e, "vnode write");
+	unlink(path);
+}
+
+KQT(vnode, growth_is_note_extend)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct kevent e;
+
+	/* Only NOTE_WRITE asked: the growing write's whole hint comes back. */
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE, 0, NULL);
+	lseek(fd, 0, SEEK_END);
+	kqt_write(fd, 10);
+	e = kqt_get(kq, "append");
+	cr_assert_eq(e.fflags, NOTE_WRITE | NOTE_EXTEND, "fflags %#x", e.fflags);
+	unlink(path);
+}
+
+KQT(vnode, chmod_is_note_attrib)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_ATTRIB, 0, NULL);
+	fchmod(fd, 0600);
+	cr_assert_eq(kqt_get(kq, "chmod").fflags, NOTE_ATTRIB);
+	unlink(path);
+}
+
+KQT(vnode, unlink_is_note_delete)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_DELETE, 0, NULL);
+	unlink(path);
+	cr_assert_eq(kqt_get(kq, "unlink").fflags, NOTE_DELETE);
+}
+
+KQT(vnode, rename_is_note_rename)
+{
+	char path[64], to[80];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	snprintf(to, sizeof(to), "%s.moved", path);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_RENAME, 0, NULL);
+	cr_assert_eq(rename(path, to), 0);
+	cr_assert_eq(kqt_get(kq, "rename").fflags, NOTE_RENAME);
+	unlink(to);
+}
+
+KQT(vnode, link_is_note_link)
+{
+	char path[64], to[80];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	snprintf(to, sizeof(to), "%s.link", path);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_LINK, 0, NULL);
+	cr_assert_eq(link(path, to), 0);
+	cr_assert_eq(kqt_get(kq, "link").fflags, NOTE_LINK);
+	unlink(to);
+	unlink(path);
+}
+
+KQT(vnode, directory_entry_is_note_write)
+{
+	char dir[] = "/tmp/kqt-dir-XXXXXX", f[64];
+	int kq = kqt_kqueue(), fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE, 0, NULL);
+	snprintf(f, sizeof(f), "%s/a", dir);
+	close(open(f, O_CREAT | O_WRONLY, 0600));
+	cr_assert_eq(kqt_get(kq, "entry created").fflags, NOTE_WRITE);
+	unlink(f);
+	rmdir(dir);
+}
+
+KQT(vnode, unasked_notes_are_filtered)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_DELETE, 0, NULL);
+	pwrite(fd, "x", 1, 0);
+	kqt_quiet(kq, 50, "NOTE_WRITE not asked for");
+	unlink(path);
+	cr_assert_eq(kqt_get(kq, "delete").fflags, NOTE_DELETE);
+}
+
+KQT(vnode, notes_accumulate_until_delivered)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct kevent e;
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE | NOTE_ATTRIB, 0, NULL);
+	pwrite(fd, "x", 1, 0);
+	fchmod(fd, 0644);
+	usleep(50000);
+	e = kqt_get(kq, "both");
+	if (e.fflags != (NOTE_WRITE | NOTE_ATTRIB))
+		e.fflags |= kqt_get(kq, "the second note").fflags;
+	cr_assert_eq(e.fflags, NOTE_WRITE | NOTE_ATTRIB, "fflags %#x", e.fflags);
+	unlink(path);
+}
+
+KQT(vnode, rename_over_a_watched_file_is_note_delete)
+{
+	char path[64], src[80];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	snprintf(src, sizeof(src), "%s.src", path);
+	close(open(src, O_CREAT | O_WRONLY, 0600));
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_DELETE, 0, NULL);
+	cr_assert_eq(rename(src, path), 0);
+	cr_assert_eq(kqt_get(kq, "replaced").fflags, NOTE_DELETE);
+	unlink(path);
+}
+
+KQT(vnode, ftruncate_growth_is_note_extend)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_EXTEND, 0, NULL);
+	cr_assert_eq(ftruncate(fd, 8192), 0);
+	cr_assert(kqt_get(kq, "grown").fflags & NOTE_EXTEND);
+	unlink(path);
+}
+
+KQT(vnode, bad_fd_is_ebadf)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(kq, 99999, EVFILT_VNODE, EV_ADD, NOTE_WRITE, 0, NULL), -EBADF);
+}

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Conformance of libkqueue-kevent: the life of a kqueue (close, fork,
+ * exec), several threads on one kqueue, signals during a wait, and scale.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kqt.h"
+
+/* ---- close and fork ---- */
+
+KQT(life, closed_kqueue_is_ebadf)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+	struct timespec z = { 0, 0 };
+
+	close(kq);
+	cr_assert_eq(kevent(kq, NULL, 0, &e, 1, &z), -1);
+	cr_assert_eq(errno, EBADF);
+}
+
+KQT(life, kqueue_is_close_on_exec)
+{
+	int kq = kqt_kqueue();
+
+	cr_assert(fcntl(kq, F_GETFD) & FD_CLOEXEC);
+}
+
+KQT(life, fork_child_kqueue_fails_cleanly)
+{
+	int kq = kqt_kqueue(), st, p[2];
+	pid_t child;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	child = fork();
+	if (child == 0) {
+		struct kevent e;
+		struct timespec z = { 0, 0 };
+
+		/* Not inherited: the descriptor fails EBADF, nothing hangs. */
+		if (kevent(kq, NULL, 0, &e, 1, &z) != -1 || errno != EBADF)
+			_exit(1);
+		_exit(fcntl(kq, F_GETFD) < 0 ? 0 : 2);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+
+KQT(life, fork_parent_keeps_its_kqueue)
+{
+	int kq = kqt_kqueue(), p[2];
+	pid_t child;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	child = fork();
+	if (child == 0) {
+		close(p[0]);	/* the child's close must not touch the parent's kevents */
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "parent still watches").ident, (uintptr_t)p[0]);
+}
+
+KQT(life, fork_child_makes_its_own)
+{
+	int kq = kqt_kqueue(), st;
+	pid_t child;
+
+	(void)kq;
+	child = fork();
+	if (child == 0) {
+		int k = kqueue();
+		struct kevent c, e;
+		struct timespec ts = { 10, 0 };
+
+		if (k < 0)
+			_exit(1);
+		EV_SET(&c, 1, EVFILT_USER, EV_ADD, NOTE_TRIGGER, 0, NULL);
+		_exit(kevent(k, &c, 1, &e, 1, &ts) == 1 ? 0 : 2);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+
+KQT(life, kqueue_fd_polls_readable_with_pending_events)
+{
+	int kq = kqt_kqueue();
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "a triggered user event makes the kqueue readable");
+	kqt_get(kq, "then kevent returns it");
+}
+
+/* ---- threads ---- */
+
+struct waiter {
+	int kq;
+	int n;
+	int err;
+};
+
+static void *wait_one(void *arg)
+{
+	struct waiter *w = arg;
+	struct kevent e;
+	struct timespec ts = { 20, 0 };
+
+	w->n = kevent(w->kq, NULL, 0, &e, 1, &ts);
+	w->err = errno;
+	return NULL;
+}
+
+KQT(threads, two_waiters_two_events)
+{
+	int kq = kqt_kqueue();
+	struct waiter w[2] = { { kq, -2, 0 }, { kq, -2, 0 } };
+	pthread_t t[2];
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	kqt_ok(kq, 2, EVFILT_USER, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, wait_one, &w[i]);
+	usleep(50000);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, 2, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(w[0].n + w[1].n, 2, "each waiter got one: %d and %d", w[0].n, w[1].n);
+}
+
+KQT(threads, close_of_the_kqueue_wakes_its_waiter)
+{
+	int kq = kqt_kqueue();
+	struct waiter w = { kq, -2, 0 };
+	pthread_t t;
+
+	pthread_create(&t, NULL, wait_one, &w);
+	usleep(50000);
+	close(kq);
+	pthread_join(t, NULL);
+	cr_assert_eq(w.n, -1, "the waiter returns -1 (got %d)", w.n);
+	cr_assert_eq(w.err, EBADF);
+}
+
+struct adder {
+	int kq;
+	int base;
+	int fds[40][2];
+	int ok;
+};
+
+static void *add_many(void *arg)
+{
+	struct adder *a = arg;
+	struct kevent c;
+
+	for (int i = 0; i < 40; i++) {
+		if (pipe(a->fds[i]) < 0)
+			return NULL;
+		EV_SET(&c, a->fds[i][0], EVFILT_READ, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+		if (kevent(a->kq, &c, 1, NULL, 0, NULL) == 0)
+			a->ok++;
+		if (write(a->fds[i][1], "x", 1) != 1)
+			return NULL;
+	}
+	return NULL;
+}
+
+KQT(threads, concurrent_adds_all_land)
+{
+	int kq = kqt_kqueue(), got = 0;
+	static struct adder a[4];
+	pthread_t t[4];
+	struct kevent ev[64];
+
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct adder){ .kq = kq };
+		pthread_create(&t[i], NULL, add_many, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(a[i].ok, 40);
+	}
+	while (got < 160) {
+		int n = kqt_wait(kq, ev, 64, 10000);
+
+		cr_assert_gt(n, 0, "only %d of 160", got);
+		got += n;
+	}
+	kqt_quiet(kq, 30, "each once");
+}
+
+static void *trigger_loop(void *arg)
+{
+	int kq = *(int *)arg;
+
+	for (int i = 0; i < 200; i++)
+		kqt_change(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	return NULL;
+}
+
+KQT(threads, trigger_while_another_thread_waits)
+{
+	int kq = kqt_kqueue(), seen = 0;
+	pthread_t t;
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	pthread_create(&t, NULL, trigger_loop, &kq);
+	while (kqt_wait(kq, &e, 1, 200) == 1)
+		seen++;
+	pthread_join(t, NULL);
+	cr_assert_gt(seen, 0);
+	cr_assert_leq(seen, 200, "EV_CLEAR merges triggers, never adds");
+}
+
+/* ---- signals during a wait ---- */
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *poke(void *arg)
+{
+	usleep(50000);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
+	return NULL;
+}
+
+KQT(signals, a_caught_signal_ends_the_wait_with_eintr)
+{
+	int kq = kqt_kqueue();
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	pthread_t self = pthread_self(), t;
+	struct kevent e;
+	struct timespec ts = { 20, 0 };
+	int n;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_create(&t, NULL, poke, &self);
+	n = kevent(kq, NULL, 0, &e, 1, &ts);
+	pthread_join(t, NULL);
+	cr_assert_eq(n, -1, "kevent returned %d", n);
+	cr_assert_eq(errno, EINTR);
+}
+
+/* ---- scale ---- */
+
+KQT(scale, a_thousand_pipes)
+{
+	enum { N = 1000 };
+	int kq = kqt_kqueue(), got = 0;
+	static int p[N][2];
+	struct kevent ev[128];
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 2 * N + 64) {
+		rl.rlim_cur = rl.rlim_max < 2 * N + 64 ? rl.rlim_max : 2 * N + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < 2 * N + 64)
+		cr_skip_test("RLIMIT_NOFILE %lu is below %d", (unsigned long)rl.rlim_cur, 2 * N + 64);
+	for (int i = 0; i < N; i++) {
+		kqt_pipe(p[i]);
+		kqt_ok(kq, (uintptr_t)p[i][0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	}
+	for (int i = 0; i < N; i++)
+		kqt_write(p[i][1], 1);
+	while (got < N) {
+		int n = kqt_wait(kq, ev, 128, 10000);
+
+		cr_assert_gt(n, 0, "only %d of %d", got, N);
+		got += n;
+	}
+	cr_assert_eq(got, N);
+	for (int i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
