@@ -1291,10 +1291,13 @@ static int kevent_arg_size(unsigned int cmd, unsigned int dir, size_t ver0)
 	return 0;
 }
 
-/* The revision-2 calls on a revision-1 queue: known number, no such call. */
-static int kq_rev2_only(struct kevent_queue *q)
+/*
+ * D40: on a revision-1 queue the revision-2 numbers are unknown (-ENOTTY,
+ * before any wrapper check), exactly what they got before revision 2.
+ */
+static bool kq_rev2_only(struct kevent_queue *q)
 {
-	return READ_ONCE(q->revision) >= 2 ? 0 : -EINVAL;
+	return READ_ONCE(q->revision) >= 2;
 }
 
 static long kevent_do_ioctl(struct file *file, unsigned int cmd,
@@ -1373,32 +1376,32 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 		return kq_fault(q, &a.fault);
 
 	case KEVENT_IOC_NR_RING_INIT:
+		if (!kq_rev2_only(q))
+			return -ENOTTY;
 		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_RING_INIT_SIZE_VER0);
 		if (!ret)
 			ret = copy_struct_from_user(&a.ring_init, sizeof(a.ring_init),
 						    uarg, usize);
-		if (!ret)
-			ret = kq_rev2_only(q);
 		if (ret)
 			return ret;
 		return kq_ring_init(q, &a.ring_init, compat);
 
 	case KEVENT_IOC_NR_WAIT:
+		if (!kq_rev2_only(q))
+			return -ENOTTY;
 		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_WAIT_ARG_SIZE_VER0);
 		if (!ret)
 			ret = copy_struct_from_user(&a.wait, sizeof(a.wait), uarg, usize);
-		if (!ret)
-			ret = kq_rev2_only(q);
 		if (ret)
 			return ret;
 		return kq_wait_ring(q, file, &a.wait);
 
 	case KEVENT_IOC_NR_COMMIT:
+		if (!kq_rev2_only(q))
+			return -ENOTTY;
 		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_COMMIT_ARG_SIZE_VER0);
 		if (!ret)
 			ret = copy_struct_from_user(&a.commit, sizeof(a.commit), uarg, usize);
-		if (!ret)
-			ret = kq_rev2_only(q);
 		if (ret)
 			return ret;
 		return kq_commit(q, &a.commit);
