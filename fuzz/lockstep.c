@@ -88,7 +88,8 @@ static const struct lk_rule {
 	[LK_INFO_PATH] = { "INFO max_ctl_num, max_get_nr: 4095 or 3276 (retry path), "
 			   "so -E2BIG and the GET_EVENTS clamp follow the device's",
 			   "abi.md B4, section 6 (CUSE retry-path limits)" },
-	[LK_INFO_CAPS] = { "INFO limits[].cap (module: 0); the model charges against them",
+	[LK_INFO_CAPS] = { "INFO limits[].cap; the model charges against them. The module "
+			   "counts nothing per uid: cap 0 and used 0",
 			   "abi.md D18, section 8; section 9 'Module only'" },
 	[LK_INFO_SHARED] = { "INFO live_*, limits[].used: backend-wide and per uid, "
 			     "so other clients count: compared from a baseline",
@@ -410,8 +411,9 @@ static void expected_info(int slot, size_t usize, const struct kevent_info *dev,
 	exp->live_kevents += L.base.live_kevents;
 	exp->live_waiters += L.base.live_waiters;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++)
-		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING)
-			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED */
+		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING ||
+		    L.base.backend == KEVENT_BACKEND_MODULE)
+			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED, _CAPS */
 }
 
 static void compare_info(int slot, const struct kevent_info *got, size_t usize)
