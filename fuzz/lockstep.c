@@ -77,12 +77,12 @@ enum lk_rule_id {
 	LK_PLAN_RANGES,		/* the transport probes GET_EVENTS' whole output first */
 	LK_WAITER_PUT,		/* live_waiters awaited after a GET that waited */
 	LK_TIMER_STAMP,		/* timer ret_data[0]: a window from the ADD time */
-	LK_NRULES
+	LK_NR
 };
 
 static const struct lk_rule {
 	const char *what, *rule;
-} lk_rules[LK_NRULES] = {
+} lk_rules[LK_NR] = {
 	[LK_INFO_BACKEND] = { "INFO backend, features (per caller)",
 			      "abi.md 2.6; section 9 'what INFO shows for each caller'" },
 	[LK_INFO_PATH] = { "INFO max_ctl_num, max_get_nr: 4095 or 3276 (retry path), "
@@ -1286,7 +1286,7 @@ int main(int argc, char **argv)
 		case 'k': L.keep_going = true; break;
 		case 'v': L.verbose = true; break;
 		case 'r':
-			for (int i = 0; i < LK_NRULES; i++)
+			for (int i = 0; i < LK_NR; i++)
 				printf("%-2d %s\n   rule: %s\n", i, lk_rules[i].what, lk_rules[i].rule);
 			return 0;
 		default: usage(argv[0]);
