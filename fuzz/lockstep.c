@@ -77,18 +77,20 @@ enum lk_rule_id {
 	LK_PLAN_RANGES,		/* the transport probes GET_EVENTS' whole output first */
 	LK_WAITER_PUT,		/* live_waiters awaited after a GET that waited */
 	LK_TIMER_STAMP,		/* timer ret_data[0]: a window from the ADD time */
-	LK_NRULES
+	LK_ONE_PER_SOURCE,	/* a write that would ready 2+ kevents of one queue: not run */
+	LK_NR
 };
 
 static const struct lk_rule {
 	const char *what, *rule;
-} lk_rules[LK_NRULES] = {
+} lk_rules[LK_NR] = {
 	[LK_INFO_BACKEND] = { "INFO backend, features (per caller)",
 			      "abi.md 2.6; section 9 'what INFO shows for each caller'" },
 	[LK_INFO_PATH] = { "INFO max_ctl_num, max_get_nr: 4095 or 3276 (retry path), "
 			   "so -E2BIG and the GET_EVENTS clamp follow the device's",
 			   "abi.md B4, section 6 (CUSE retry-path limits)" },
-	[LK_INFO_CAPS] = { "INFO limits[].cap (module: 0); the model charges against them",
+	[LK_INFO_CAPS] = { "INFO limits[].cap; the model charges against them. The module "
+			   "counts nothing per uid: cap 0 and used 0",
 			   "abi.md D18, section 8; section 9 'Module only'" },
 	[LK_INFO_SHARED] = { "INFO live_*, limits[].used: backend-wide and per uid, "
 			     "so other clients count: compared from a baseline",
@@ -122,6 +124,10 @@ static const struct lk_rule {
 			    "daemon puts the waiter after its reply", "abi.md 2.6 (live_waiters)" },
 	[LK_TIMER_STAMP] = { "a short timer's ret_data[0]: within [ms before, ms after the "
 			     "arming CTL] + period, not one value", "abi.md A9, D37" },
+	[LK_ONE_PER_SOURCE] = { "a FIRE that would make two or more kevents of one queue ready "
+				"at once is not run: their order on the ready list is not "
+				"specified (daemon: epoll's wake order; module: its workqueue)",
+				"abi.md 5.5" },
 };
 
 /* ---- sources: what FIRE and BREAK act on ---- */
@@ -410,8 +416,9 @@ static void expected_info(int slot, size_t usize, const struct kevent_info *dev,
 	exp->live_kevents += L.base.live_kevents;
 	exp->live_waiters += L.base.live_waiters;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++)
-		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING)
-			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED */
+		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING ||
+		    L.base.backend == KEVENT_BACKEND_MODULE)
+			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED, _CAPS */
 }
 
 static void compare_info(int slot, const struct kevent_info *got, size_t usize)
@@ -702,6 +709,18 @@ static void trace_ioctl(const struct kf_ioc *io, const struct margs *ma, int got
 			(unsigned long long)ma->a.get.timeout_ns,
 			(long long)(ma->a.get.events - base), ma->a.get.ioc_flags);
 	fputc('\n', stderr);
+	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && ma->a.get.events >= base &&
+	    ma->a.get.events - base + (__u64)got * UKSZ <= KF_ARENA)
+		for (int i = 0; i < got; i++) {
+			const struct ukevent *g = (const void *)(L.arena + (ma->a.get.events - base) + i * UKSZ);
+			const struct ukevent *e = (const void *)(L.m.arena + (ma->a.get.events - base) + i * UKSZ);
+
+			fprintf(stderr, "  got type %u id %u/%u ev %#x rf %#x rd %#x/%#x | exp type %u "
+				"id %u/%u ev %#x rf %#x rd %#x/%#x\n", g->type, g->id.raw[0],
+				g->id.raw[1], g->event, g->ret_flags, g->ret_data[0], g->ret_data[1],
+				e->type, e->id.raw[0], e->id.raw[1], e->event, e->ret_flags,
+				e->ret_data[0], e->ret_data[1]);
+		}
 }
 
 static __u32 ms32(void)
@@ -850,10 +869,33 @@ static void op_ioc(struct kf_cur *c, unsigned int op)
 		do_ioctl(&io);	/* io.defer: run at once (LK_HARNESS_OPS) */
 }
 
+/* Would a write to source i ready two or more kevents of one queue? */
+static bool fires_several(int i)
+{
+	for (int s = 0; s < KF_NQ; s++) {
+		const struct mq *q = L.m.slot[s];
+		unsigned int n = 0;
+
+		if (!q)
+			continue;
+		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
+			const struct mkev *k = (const void *)((const char *)p -
+							      offsetof(struct mkev, reg));
+
+			n += !k->ready && !k->ostop && fire_bits(NULL, &k->uk);
+		}
+		if (n > 1)
+			return true;
+	}
+	(void)i;
+	return false;
+}
+
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
 static void op_source(struct kf_cur *c, bool drain)
 {
-	unsigned int id0, id1, x;
+	unsigned int id0, id1, x, fired;
+	bool several;
 	__u32 data;
 	char buf[256];
 	int i;
@@ -880,6 +922,12 @@ static void op_source(struct kf_cur *c, bool drain)
 	}
 	if (src[i].pending >= 4096)
 		return;	/* stays far below any pipe's capacity */
+	fire_src = i;
+	src[i].pending++;	/* as the readers will see it */
+	several = fires_several(i);
+	src[i].pending--;
+	if (several)
+		return;	/* LK_ONE_PER_SOURCE */
 	buf[0] = (char)data;
 	if (write(src[i].wr, buf, 1) != 1) {
 		diff("writing source %d: %s", i, strerror(errno));
@@ -889,7 +937,10 @@ static void op_source(struct kf_cur *c, bool drain)
 	L.fires++;
 	drain_origins();
 	fire_src = i;
-	m_fire_each(&L.m, fire_bits, NULL);
+	fired = m_fire_each(&L.m, fire_bits, NULL);
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u write source %d (%u pending): %u fired\n",
+			L.step, i, src[i].pending, fired);
 }
 
 static void skip_bytes(struct kf_cur *c, size_t n)
@@ -1284,7 +1335,7 @@ int main(int argc, char **argv)
 		case 'k': L.keep_going = true; break;
 		case 'v': L.verbose = true; break;
 		case 'r':
-			for (int i = 0; i < LK_NRULES; i++)
+			for (int i = 0; i < LK_NR; i++)
 				printf("%-2d %s\n   rule: %s\n", i, lk_rules[i].what, lk_rules[i].rule);
 			return 0;
 		default: usage(argv[0]);
