@@ -394,14 +394,13 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		kn->disabled = true;
 	if (out->flags & EV_CLEAR) {
 		kqf_filter_clear(kn, out);
-		if (kn->kind == K_FILE)
-			orphan(kq, kn);	/* looked at for growth only */
-		if (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken) {
-			int r = kqf_arm(kq, kn);
-
-			if (r == 1)
-				orphan(kq, kn);
-		}
+		/*
+		 * Not watched by the device: an orphan until the next call
+		 * registers it (the caller has not read the data yet, so an ADD
+		 * now would only answer "ready" again).
+		 */
+		if (kn->kind == K_FILE || (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken))
+			orphan(kq, kn);
 		return;
 	}
 	requeue(kq, kn);	/* level: looked at again next time */
@@ -502,6 +501,31 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 	}
 }
 
+/* A poll() of the orphan's fd: cheaper than an ADD the device answers "ready". */
+static bool fd_ready(const struct knote *kn)
+{
+	struct pollfd p = {
+		.fd = (int)kn->kev.ident,
+		.events = kn->kev.filter == EVFILT_READ ? POLLIN : POLLOUT,
+	};
+
+	return poll(&p, 1, 0) != 0;
+}
+
+/* Before a wait: register the orphans the device can watch by now. */
+static void arm_orphans(struct kq *kq)
+{
+	struct link *l = kq->orphans.next;
+
+	while (l != &kq->orphans) {
+		struct knote *kn = KN_OF(l, orph);
+
+		l = l->next;	/* kqf_arm takes kn off the list when it registers */
+		if (kn->kind == K_FD && !fd_ready(kn))
+			(void)kqf_arm(kq, kn);	/* an ADD only when it can register */
+	}
+}
+
 static void orphans_to_candidates(struct kq *kq)
 {
 	for (struct link *l = kq->orphans.next; l != &kq->orphans; l = l->next)
@@ -545,6 +569,8 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			return -EINVAL;
 		deadline = now_ns() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 	}
+	/* Right after the caller read what it was given: register orphans now. */
+	arm_orphans(kq);
 	/*
 	 * With candidates, first what the device already has, without
 	 * waiting (so always-ready level kevents cannot starve it); without,
