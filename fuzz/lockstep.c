@@ -194,6 +194,16 @@ static void map_entry(struct ukevent *uk)
 		break;
 	case KEVENT_INODE:
 		uk->type = TYPE_INODE_OFF;
+		/* fall through */
+	default:
+		/*
+		 * MODIFY matches id and cookie, not the type (D7): an entry of
+		 * another type must not reach a timer or an fd kevent of ours and
+		 * give it an event or req_flags its mapping never allows.
+		 */
+		if (uk->id.raw[0] == TIMER_SHORT_MS || uk->id.raw[0] == TIMER_PERIOD_MS ||
+		    src_of_fd(uk->id.raw[0]) >= 0)
+			uk->id.raw[0] = 1;
 		break;
 	}
 }
