@@ -78,6 +78,8 @@ enum lk_rule_id {
 	LK_WAITER_PUT,		/* live_waiters awaited after a GET that waited */
 	LK_TIMER_STAMP,		/* timer ret_data[0]: a window from the ADD time */
 	LK_ONE_PER_SOURCE,	/* a write that would ready 2+ kevents of one queue: not run */
+	LK_NO_FD_ORIGINS,	/* no KEVENT_FEAT_FD_ORIGINS: fd-taking entries -EPERM */
+	LK_RETRY_CTL_FAULT,	/* retry path: a faulting CTL does not end SET_ABI's window */
 	LK_NR
 };
 
@@ -128,6 +130,12 @@ static const struct lk_rule {
 				"at once is not run: their order on the ready list is not "
 				"specified (daemon: epoll's wake order; module: its workqueue)",
 				"abi.md 5.5" },
+	[LK_NO_FD_ORIGINS] = { "a caller INFO shows without KEVENT_FEAT_FD_ORIGINS: POLL "
+			       "and SOCKET entries fail -EPERM", "abi.md B2; section 9 (pid "
+			       "namespace, Yama ptrace_scope=3)" },
+	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
+				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
+				 "path), O2" },
 };
 
 /* ---- sources: what FIRE and BREAK act on ---- */
@@ -186,6 +194,16 @@ static void map_entry(struct ukevent *uk)
 		break;
 	case KEVENT_INODE:
 		uk->type = TYPE_INODE_OFF;
+		/* fall through */
+	default:
+		/*
+		 * MODIFY matches id and cookie, not the type (D7): an entry of
+		 * another type must not reach a timer or an fd kevent of ours and
+		 * give it an event or req_flags its mapping never allows.
+		 */
+		if (uk->id.raw[0] == TIMER_SHORT_MS || uk->id.raw[0] == TIMER_PERIOD_MS ||
+		    src_of_fd(uk->id.raw[0]) >= 0)
+			uk->id.raw[0] = 1;
 		break;
 	}
 }
@@ -202,6 +220,8 @@ static __u32 src_bits(const struct ukevent *uk)
 	return src_mask(i) & uk->event;
 }
 
+static bool no_fd_origins;	/* the caller's INFO lacks KEVENT_FEAT_FD_ORIGINS */
+
 static int org_check(const struct ukevent *uk, __u32 rdata[2])
 {
 	__u32 b;
@@ -211,10 +231,12 @@ static int org_check(const struct ukevent *uk, __u32 rdata[2])
 		/* A9: period 0 or no KEVENT_TIMER_FIRED: -EINVAL */
 		return uk->id.raw[0] && (uk->event & KEVENT_TIMER_FIRED) ? 0 : -EINVAL;
 	case KEVENT_SOCKET:
-		if (!src[src_of_fd(uk->id.raw[0])].sock)
+		if (!no_fd_origins && !src[src_of_fd(uk->id.raw[0])].sock)
 			return -ENOTSOCK;
 		/* fall through */
 	default:
+		if (no_fd_origins)
+			return -EPERM;	/* LK_NO_FD_ORIGINS */
 		b = src_bits(uk);
 		rdata[0] = b;
 		return b ? 1 : 0;
@@ -800,7 +822,7 @@ static void do_ioctl(const struct kf_ioc *io)
 	struct lk_q *q = &L.q[io->slot];
 	size_t usize = _IOC_SIZE(io->cmd);
 	struct margs ma;
-	bool waited = false;
+	bool waited = false, seen = false;
 	unsigned int timers = 0;
 	__u32 before, after;
 	int exp, got, r;
@@ -820,6 +842,7 @@ static void do_ioctl(const struct kf_ioc *io)
 	if (!exp && !io->arg_null && get_range_faults(&ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
+		seen = L.m.slot[io->slot]->ctl_seen;
 		waited = clamp_wait((int)io->slot, &ma, L.arg);
 		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
 	}
@@ -837,6 +860,10 @@ static void do_ioctl(const struct kf_ioc *io)
 			diff("NULL argument: got %d, expected -EFAULT or %d", got, exp);
 		return;
 	}
+	/* LK_RETRY_CTL_FAULT: the array's fault came from the kernel, before the daemon */
+	if (ma.nr == KEVENT_IOC_NR_CTL && got == -EFAULT && exp == -EFAULT &&
+	    (L.base.features & KEVENT_FEAT_RETRY_PATH))
+		L.m.slot[io->slot]->ctl_seen = seen;
 	EXPECT_EQ("ioctl result", got, exp);
 	if (timers && got >= 0 && !L.failed) {
 		arm_windows(&ma, before, after);
@@ -1021,6 +1048,7 @@ static void start(const uint8_t *hdr)
 	memset(L.arena, 0, KF_ARENA);
 	m_init(&L.m, hdr, (__u64)(uintptr_t)L.arena);
 	L.m.org = &lk_origin;
+	no_fd_origins = !(L.base.features & KEVENT_FEAT_FD_ORIGINS);
 	L.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
 	L.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
 	L.m.max_get = L.base.max_get_nr;

@@ -13,9 +13,11 @@
  * ret_data[0] is the expiry on the timer's grid (ADD + n * period), not the
  * moment the reactor got to it, so two reports are always a whole number of
  * periods apart.  A timer that is late by more than a period (the reactor
- * was busy) fires once, with the latest grid point reached, and moves on to
- * the next one in the future: the missed periods merge, as they would while
- * the kevent sits on the ready list.
+ * was busy) fires once, with the grid point that was due (as the module's
+ * hrtimer reports its expiry), and moves on to the next one in the future:
+ * the missed periods merge.  So a first report is always ADD + period (A9's
+ * bounds hold however late the reactor ran) and a ONESHOT reports its one
+ * expiry.
  *
  * B7: each expiry is charged to the budget of the uid that added the timer
  * (korigin_expiry_charge).  Over it, the timer moves on to the first grid
@@ -246,14 +248,16 @@ static void ktimer_detach(struct kitem *k)
 
 
 /*
- * t's deadline was reached: move it to the latest point of its grid that is
- * not after now (missed periods merge) and return that, the expiry.
+ * t's deadline was reached: return it, the expiry reported, and move t to
+ * the latest point of its grid that is not after now (missed periods merge).
  */
 static __u64 ktimer_expire(struct ktimer *t, __u64 now)
 {
+	__u64 due = t->expiry_ns;
+
 	if (now > t->expiry_ns)
 		t->expiry_ns += (now - t->expiry_ns) / t->period_ns * t->period_ns;
-	return t->expiry_ns;
+	return due;
 }
 
 /* Over its uid's budget: on to the first grid point at or after resume_ns. */
@@ -288,7 +292,7 @@ void ktimer_handle(void)
 		} else if (korigin_fire(t->k, &res) == 1) {
 			ktimer_unlink(t);
 		} else {
-			t->expiry_ns = at + t->period_ns;
+			t->expiry_ns += t->period_ns;	/* the first point after now */
 			ktimer_sift_down(0);
 		}
 		if (++done == KTIMER_BATCH_MAX)
