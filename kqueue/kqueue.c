@@ -231,7 +231,8 @@ int kqf_arm(struct kq *kq, struct knote *kn)
 	r = kqf_dev_add(kq, kn->watch_fd, kn->watch_events, kn->serial);
 	if (r == 1) {
 		kn->dev_on = true;
-		l_del(&kn->orph);
+		if (kn->kind != K_TIMER)	/* timers stay: see orphan_wait_cap() */
+			l_del(&kn->orph);
 	} else if (r == 0) {
 		return 1;
 	}
@@ -346,6 +347,8 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 		kqf_knote_free(kq, kn);
 		return r;
 	}
+	if (kn->kind == K_TIMER)
+		orphan(kq, kn);
 	/* Ready at ADD, or a filter the library decides alone: look at once. */
 	if (r == 1 || kn->watch_fd < 0 || kn->kind == K_USER)
 		kqf_candidate(kq, kn);
@@ -394,6 +397,8 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		kn->disabled = true;
 	if (out->flags & EV_CLEAR) {
 		kqf_filter_clear(kn, out);
+		if (kn->kind == K_TIMER)
+			orphan(kq, kn);	/* watched by its expiry time too */
 		/*
 		 * Not watched by the device: an orphan until the next call
 		 * registers it (the caller has not read the data yet, so an ADD
@@ -512,6 +517,32 @@ static bool fd_ready(const struct knote *kn)
 	return poll(&p, 1, 0) != 0;
 }
 
+/*
+ * How long a wait may last with orphans: 10 ms for an fd, and for a timer
+ * (on the list too) until just after its next expiry, so an expiry whose
+ * poll kevent did not fire is still seen.
+ */
+static uint64_t orphan_wait_cap(struct kq *kq)
+{
+	uint64_t cap = KEVENT_TIMEOUT_INFINITE;
+
+	for (struct link *l = kq->orphans.next; l != &kq->orphans; l = l->next) {
+		struct knote *kn = KN_OF(l, orph);
+		struct itimerspec its;
+		uint64_t ns;
+
+		if (kn->kind != K_TIMER)
+			return ORPHAN_POLL_NS;
+		if (kn->disabled || timerfd_gettime(kn->watch_fd, &its) < 0)
+			continue;
+		ns = (uint64_t)its.it_value.tv_sec * 1000000000ull + (uint64_t)its.it_value.tv_nsec;
+		ns += 1000000;	/* just after it */
+		if (ns < cap)
+			cap = ns;
+	}
+	return cap;
+}
+
 /* Before a wait: register the orphans the device can watch by now. */
 static void arm_orphans(struct kq *kq)
 {
@@ -594,9 +625,13 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 		if (!forever && now >= deadline)
 			return wait_device(kq, 0) < 0 ? 0 : collect(kq, out, max);
 		wait_ns = forever ? KEVENT_TIMEOUT_INFINITE : deadline - now;
-		if (!l_empty(&kq->orphans) && wait_ns > ORPHAN_POLL_NS) {
-			wait_ns = ORPHAN_POLL_NS;
-			capped = true;
+		if (!l_empty(&kq->orphans)) {
+			uint64_t cap = orphan_wait_cap(kq);
+
+			if (wait_ns > cap) {
+				wait_ns = cap;
+				capped = true;
+			}
 		}
 		n = wait_device(kq, wait_ns);
 		if (n < 0)
