@@ -577,6 +577,13 @@ static void entry_fail(struct ukevent *uk, int err)
 	uk->ret_data[1] = (__u32)err;
 }
 
+/* D43: level-triggered delivery exists for POLL and SOCKET only (revision 2). */
+static bool level_refused(const struct kqueue *q, const struct ukevent *uk, __u32 type)
+{
+	return q->revision >= 2 && (uk->req_flags & KEVENT_REQ_LEVEL) &&
+	       type != KEVENT_POLL && type != KEVENT_SOCKET;
+}
+
 /* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
 static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *caller)
 {
@@ -591,7 +598,7 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 		entry_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	if (req_flags_refused(q, uk)) {
+	if (req_flags_refused(q, uk) || level_refused(q, uk, uk->type)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -659,7 +666,7 @@ static void modify_one(struct kqueue *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (req_flags_refused(q, uk)) {
+	if (req_flags_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
 		entry_fail(uk, -EINVAL);
 		return;
 	}
@@ -862,6 +869,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 
 static void serve_waiters_locked(struct kqueue *q, struct klist *done);
 static void complete_done(struct klist *done);
+static void inplace_complete(void *ctx, int result);
 
 static unsigned int uring_free(const struct kqueue *q)
 {
@@ -977,6 +985,17 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		free(ks);
 	}
 	return ret;
+}
+
+int kwaiter_wait_copy(struct kwaiter *w, const struct kuaccess *ua)
+{
+	struct kqueue *q = w->q;
+	int n;
+
+	pthread_mutex_lock(&q->ctl);
+	n = uring_copy(q, w->max_nr, ua);
+	pthread_mutex_unlock(&q->ctl);
+	return n;
 }
 
 int kqueue_ring_init(struct kqueue *q, const struct kevent_ring_init *arg,
@@ -1138,6 +1157,8 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		kcore_heap_del(q->core, w);
 		if ((flags & KWAIT_INTERRUPTED) && (q->abi_flags & KEVENT_ABI_EINTR))
 			w->result = -EINTR;	/* D47: nothing dequeued */
+		else if (w->is_wait && w->req.complete != inplace_complete)
+			w->result = KDISP_WAIT_DUE;	/* the transport copies (kcore.h) */
 		else if (w->is_wait)
 			w->result = uring_copy(q, w->max_nr, w->req.ua);
 		else
