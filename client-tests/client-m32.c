@@ -234,6 +234,50 @@ static int t_ring(void)
 	return 0;
 }
 
+/*
+ * Revision 2 from a 32-bit caller (D48, D53-D55): kevent_init, READY, a
+ * timespec wait into a ring in 32-bit memory, a wrapping commit.
+ */
+static int t_ring_wait_commit(void)
+{
+	static struct {
+		struct kevent_uring r;
+		struct ukevent slot[4];
+	} ring;
+	struct ukevent uk[3];
+	struct timespec t = { 5, 0 };
+	struct kevent_info i;
+	int kfd, n;
+
+	setenv("KEVENT_DEVICE", dev, 1);
+	kfd = kevent_init(&ring.r, 4, 0);
+	if (kfd < 0 && (errno == EINVAL || errno == EPERM)) {
+		snprintf(why, sizeof(why), "revision 2 or a process-memory ring not served here: %s",
+			 strerror(errno));
+		return SKIPPED;
+	}
+	CHECK(kfd >= 0, "kevent_init: %s", strerror(errno));
+	kevent_info(kfd, &i);
+	CHECK(i.queue_revision == 2, "queue revision %u", i.queue_revision);
+	for (int k = 0; k < 3; k++)
+		uk[k] = uk_of(KEVENT_TIMER, 3600000, KEVENT_TIMER_FIRED, 0, (__u32)k);
+	CHECK(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk) == 0, "ADD: %s", strerror(errno));
+	for (int k = 0; k < 3; k++)
+		uk[k] = uk_of(KEVENT_TIMER, 3600000, KEVENT_TIMER_FIRED, 0, (__u32)k);
+	CHECK(kevent_ctl(kfd, KEVENT_CTL_READY, 3, uk) == 3, "READY: %s", strerror(errno));
+	n = kevent_wait(kfd, 3, 0, t, 0);
+	CHECK(n == 3, "wait: %d (%s)", n, n < 0 ? strerror(errno) : "-");
+	CHECK(ring.r.ring_kidx == 3 && ring.r.event[2].user[0] == 2 && ring.r.event[2].user[1] == ~2u,
+	      "ring_kidx %u, slot 2 cookie %u", ring.r.ring_kidx, ring.r.event[2].user[0]);
+	CHECK(kevent_commit(kfd, 3, 0) == 3, "commit: %s", strerror(errno));
+	CHECK(kevent_ctl(kfd, KEVENT_CTL_READY, 3, uk) == 3, "READY again");
+	CHECK(kevent_wait(kfd, 3, 3, t, 0) == 3, "wait across the wrap");
+	CHECK(kevent_commit(kfd, 2, 0) == 3 && ring.r.ring_over == 1, "wrapping commit: over %u",
+	      ring.r.ring_over);
+	close(kfd);
+	return 0;
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -247,6 +291,7 @@ static const struct test tests[] = {
 	{ "errors__rev1", t_errors },
 	{ "nonblock_and_timeout__rev1", t_nonblock_and_timeout },
 	{ "ring__rev1", t_ring },
+	{ "ring_wait_commit__rev2", t_ring_wait_commit },
 };
 #define NTESTS ((int)(sizeof(tests) / sizeof(tests[0])))
 

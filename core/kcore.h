@@ -300,6 +300,17 @@ struct kwait_req {
 #define KDISP_PARKED 1000000	/* execute parked the call: *waiter is set */
 
 /*
+ * A parked KEVENT_IOC_WAIT given a kwait_req completes with this result
+ * when it is due: the transport then calls kwaiter_wait_copy() (on the
+ * thread where it may touch the caller's memory, the daemon's uid lane), so
+ * the slots are chosen and written when the call completes (docs/abi.md
+ * D53) and never on the core's worker.
+ */
+#define KDISP_WAIT_DUE 1000001
+/* Copies what is ready into the ring through ua; the WAIT's result. */
+int kwaiter_wait_copy(struct kwaiter *w, const struct kuaccess *ua);
+
+/*
  * Phase 2: run the call.  Returns the ioctl's result (>= 0), -errno, or
  * KDISP_PARKED.  reply receives plan->reply_len bytes for INFO/RING_SHM.
  * wr may be NULL: the call then never parks (it waits in place, for

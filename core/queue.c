@@ -862,6 +862,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 
 static void serve_waiters_locked(struct kqueue *q, struct klist *done);
 static void complete_done(struct klist *done);
+static void inplace_complete(void *ctx, int result);
 
 static unsigned int uring_free(const struct kqueue *q)
 {
@@ -977,6 +978,17 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		free(ks);
 	}
 	return ret;
+}
+
+int kwaiter_wait_copy(struct kwaiter *w, const struct kuaccess *ua)
+{
+	struct kqueue *q = w->q;
+	int n;
+
+	pthread_mutex_lock(&q->ctl);
+	n = uring_copy(q, w->max_nr, ua);
+	pthread_mutex_unlock(&q->ctl);
+	return n;
 }
 
 int kqueue_ring_init(struct kqueue *q, const struct kevent_ring_init *arg,
@@ -1138,6 +1150,8 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		kcore_heap_del(q->core, w);
 		if ((flags & KWAIT_INTERRUPTED) && (q->abi_flags & KEVENT_ABI_EINTR))
 			w->result = -EINTR;	/* D47: nothing dequeued */
+		else if (w->is_wait && w->req.complete != inplace_complete)
+			w->result = KDISP_WAIT_DUE;	/* the transport copies (kcore.h) */
 		else if (w->is_wait)
 			w->result = uring_copy(q, w->max_nr, w->req.ua);
 		else

@@ -123,6 +123,9 @@ static void kc_req_finish(struct kc_req *r)
 	int result = r->result;
 
 	fuse_req_interrupt_func(r->req, NULL, NULL);
+	/* D53: a due WAIT chooses and writes its slots now, on the uid lane */
+	if (result == KDISP_WAIT_DUE)
+		result = kwaiter_wait_copy(r->w, kx_xfer_ua(&r->x));
 	/* D20: stopping with nothing ready is ENODEV, not a silent 0. */
 	if (atomic_load(&kd.stopping) && result == 0)
 		result = -ENODEV;

@@ -130,12 +130,14 @@ static bool dec_get(struct kf_cur *c, struct kf_ioc *io, unsigned char *arg, __u
 	struct kevent_get_events_arg a;
 	__u32 addr;
 
+	memset(&a, 0, sizeof(a));	/* timeout_ts (VER1) stays 0: the format has no field for it */
 	if (!kf_u32(c, &a.min_nr) || !kf_u32(c, &a.max_nr) || !kf_u64(c, &a.timeout_ns) ||
 	    !kf_u32(c, &addr) || !kf_u32(c, &a.flags) || !kf_u32(c, &a.ioc_flags) ||
 	    !kf_u16(c, &sz) || !kf_u8(c, &tail) || !kf_u8(c, &ioc) || !kf_u8(c, &park))
 		return false;
 	a.events = kf_uaddr(base, addr);
-	io->cmd = ioc_cmd(KEVENT_IOC_NR_GET_EVENTS, _IOC_WRITE, sz, sizeof(a), ioc);
+	/* sz 0: the VER0 size, as the seeds were written (prog.h) */
+	io->cmd = ioc_cmd(KEVENT_IOC_NR_GET_EVENTS, _IOC_WRITE, sz, KEVENT_GET_EVENTS_ARG_SIZE_VER0, ioc);
 	ioc_struct(io, arg, &a, sizeof(a), tail, ioc);
 	io->park = park & KF_PARK_WR;
 	return true;

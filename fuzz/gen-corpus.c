@@ -512,6 +512,53 @@ static void seed_waiters(void)
 	emit("waiters");
 }
 
+/* Revision 2 (docs/abi.md D40-D57) on the dispatcher: SET_ABI 2, READY, the latch, ENOSYS, the ring calls, timespec GET_EVENTS, EINTR. */
+static void seed_rev2(void)
+{
+	static const unsigned char ring0[16], wait0[32], commit0[8];
+	unsigned char ring_bad[16] = { 8, 0, 0, 0, 0, 0, 0, 0, 1 };	/* 1 slot: EINVAL */
+	struct ent e[3];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .fl = KF_E_ONESHOT, .ev = 1, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_AIO, .ev = 1, .c0 = 3 };
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	open_q(2, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring0);	/* revision 1: ENOTTY */
+	setabi(1, 1, 2, 0, 0, 0, 0);				/* EINTR with 1: EINVAL */
+	setabi(0, 2, 0, 0, 0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring_bad);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring0);	/* no ring: 0 */
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring0);	/* EBUSY */
+	ioctl_bytes(0, KEVENT_IOC_WAIT, 32, wait0);		/* no ring: EINVAL */
+	ioctl_bytes(0, KEVENT_IOC_COMMIT, 8, commit0);		/* no ring: 0 */
+	poke(0, 3, e);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);				/* AIO: -ENOSYS */
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_READY, 2, 0);				/* both marked */
+	get(0, 0, 4, 400);
+	ctl(0, KEVENT_CTL_READY, 0, 0);				/* latched */
+	get_park(0, 1, 1, INF, 400);				/* returns at once */
+	get_park(0, 1, 1, INF, 400);				/* parks */
+	ctl(0, KEVENT_CTL_READY, 0, 0);				/* wakes it: 0 */
+	waiter(KF_OP_PUT, 0);
+	get_x(0, 0, 1, 1, 0, 400, 0, 0x4, 48, 0, 0, 0);		/* timespec {0, 0} */
+	get_x(0, 0, 1, 1, 0, 400, 0x80, 0x4, 48, 0, 0, 0);	/* unknown flag */
+	get_x(0, 0, 1, 1, 0, 400, 0, 0x4, 0, 0, 0, 0);		/* VER0 size: EINVAL */
+	setabi(2, 2, 2, 0, 0, 0, 0);				/* EINTR */
+	get_park(2, 1, 1, INF, 400);
+	waiter(KF_OP_INTR, 0);
+	run();
+	waiter(KF_OP_PUT, 0);
+	close_q(0);
+	close_q(1);
+	close_q(2);
+	emit("rev2");
+}
+
 static void seed_setabi(void)
 {
 	struct ent e[2];
@@ -902,6 +949,7 @@ int main(int argc, char **argv)
 	seed_deferred();
 	seed_race_and_charges();
 	seed_racing_origin();
+	seed_rev2();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

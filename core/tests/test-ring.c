@@ -199,3 +199,103 @@ CORE_TEST(ring, REMOVE_while_ready_holes_keep_fifo_order)
 	for (i = 0; i < 100; i++)
 		cr_assert_eq(OUT[i].id.raw_u64, 200 + 99 - i);
 }
+
+/* ---- revision 2: the kevent_uring (docs/abi.md D41, D53-D55) ---- */
+
+#define URING_OFF	(1000 * sizeof(struct ukevent))	/* the ring inside F.mem */
+
+static struct kevent_uring *uring_at(void)
+{
+	return (struct kevent_uring *)((char *)F.uk + URING_OFF);
+}
+
+static void uring_setup(unsigned int num)
+{
+	struct kevent_set_abi sa = { 2, 0, 0 };
+	struct kevent_ring_init ri = { ktest_mem_addr(&F.mem, URING_OFF), num, 0 };
+
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_SET_ABI, &sa, NULL), 0);
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_RING_INIT, &ri, NULL), 0);
+}
+
+static int uring_wait(unsigned int num, unsigned int old_uidx)
+{
+	struct kevent_wait_arg w = { .num = num, .old_uidx = old_uidx };
+
+	return fx_ioctl_q(F.q, KEVENT_IOC_WAIT, &w, NULL);
+}
+
+static int uring_commit(unsigned int new_uidx, unsigned int over)
+{
+	struct kevent_commit_arg c = { new_uidx, over };
+
+	return fx_ioctl_q(F.q, KEVENT_IOC_COMMIT, &c, NULL);
+}
+
+/* D41, D55: ONESHOT kevents are freed once ring_kidx publishes them, not before. */
+CORE_TEST(ring, rev2_wait_frees_oneshot_after_publish)
+{
+	struct ukevent *uk = F.uk;
+	struct kcore_counters c;
+
+	uring_setup(4);
+	for (int i = 0; i < 3; i++)
+		uk[i] = uk_make(KEVENT_TIMER, 10 + (unsigned)i, 1, KEVENT_REQ_ONESHOT, (unsigned)i);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 3, uk), 0);
+	for (int i = 0; i < 3; i++)
+		ktest_fire(10 + (unsigned)i, 7);
+	cr_assert_eq(uring_wait(4, 0), 3);
+	cr_assert_eq(uring_at()->ring_kidx, 3u);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(uring_at()->event[i].user[0], (__u32)i, "FIFO order");
+		cr_assert_eq(uring_at()->event[i].ret_data[0], 7u);
+	}
+	kcore_counters(F.core, &c);
+	cr_assert_eq(c.kevents, 0, "ONESHOT freed after the copy");
+	cr_assert_eq(uring_commit(3, 0), 3);
+}
+
+/* D41: a faulting slot store requeues everything at the head, publishes nothing. */
+CORE_TEST(ring, rev2_fault_requeues_in_order)
+{
+	struct ukevent *uk = F.uk;
+	struct kcore_counters c;
+
+	uring_setup(4);
+	for (int i = 0; i < 3; i++)
+		uk[i] = uk_make(KEVENT_TIMER, 20 + (unsigned)i, 1, KEVENT_REQ_ONESHOT, (unsigned)i);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 3, uk), 0);
+	for (int i = 0; i < 3; i++)
+		ktest_fire(20 + (unsigned)i, 1);
+	/* slot 2 faults */
+	F.mem.wfault_lo = ktest_mem_addr(&F.mem, URING_OFF + 8 + 2 * sizeof(struct ukevent));
+	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	cr_assert_eq(uring_wait(4, 0), -EFAULT);
+	cr_assert_eq(uring_at()->ring_kidx, 0u, "nothing published");
+	kcore_counters(F.core, &c);
+	cr_assert_eq(c.kevents, 3, "ONESHOT kept while the copy failed");
+	cr_assert_eq(c.ready, 3, "all requeued");
+	F.mem.wfault_lo = F.mem.wfault_hi = 0;
+	cr_assert_eq(uring_wait(4, 0), 3);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(uring_at()->event[i].user[0], (__u32)i, "order kept after the requeue");
+	cr_assert_eq(uring_commit(3, 0), 3);
+}
+
+/* D54: the full ring commits whole with new_uidx == uidx, and the lap counts. */
+CORE_TEST(ring, rev2_full_ring_commit_wraps)
+{
+	struct ukevent *uk = F.uk;
+
+	uring_setup(2);
+	for (int i = 0; i < 2; i++)
+		uk[i] = uk_make(KEVENT_TIMER, 30 + (unsigned)i, 1, KEVENT_REQ_ONESHOT, (unsigned)i);
+	cr_assert_eq(fx_ctl(KEVENT_CTL_ADD, 2, uk), 0);
+	for (int i = 0; i < 2; i++)
+		ktest_fire(30 + (unsigned)i, 1);
+	cr_assert_eq(uring_wait(2, 0), 2);
+	cr_assert_eq(uring_at()->ring_kidx, 0u, "full: kidx back at uidx");
+	cr_assert_eq(uring_commit(0, 0), 2, "new_uidx == uidx on a full ring frees it all");
+	cr_assert_eq(uring_at()->ring_over, 1u);
+	cr_assert_eq(uring_commit(0, 1), 0, "empty: nothing more");
+}
