@@ -467,3 +467,16 @@ KTEST_REVS(rev2, eintr_with_revision_1_einval, 2, KTEST_OPEN)
 	cr_assert_eq(kt_ioctl(raw, KEVENT_IOC_SET_ABI, &s), -EINVAL);
 	close(raw);
 }
+
+/* D43: KEVENT_REQ_LEVEL exists for POLL and SOCKET only: a timer with it fails per entry. */
+KTEST_REVS(rev2, level_on_a_timer_einval, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(HOUR, KEVENT_REQ_LEVEL, 1);
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk), 1, "answered by ADD");
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk.ret_data[1], (__u32)-EINVAL, "ret_data[1] %d", (int)uk.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}

@@ -577,6 +577,13 @@ static void entry_fail(struct ukevent *uk, int err)
 	uk->ret_data[1] = (__u32)err;
 }
 
+/* D43: level-triggered delivery exists for POLL and SOCKET only (revision 2). */
+static bool level_refused(const struct kqueue *q, const struct ukevent *uk, __u32 type)
+{
+	return q->revision >= 2 && (uk->req_flags & KEVENT_REQ_LEVEL) &&
+	       type != KEVENT_POLL && type != KEVENT_SOCKET;
+}
+
 /* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
 static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *caller)
 {
@@ -591,7 +598,7 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 		entry_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	if (req_flags_refused(q, uk)) {
+	if (req_flags_refused(q, uk) || level_refused(q, uk, uk->type)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -659,7 +666,7 @@ static void modify_one(struct kqueue *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (req_flags_refused(q, uk)) {
+	if (req_flags_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
 		entry_fail(uk, -EINVAL);
 		return;
 	}

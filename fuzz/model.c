@@ -686,6 +686,13 @@ static bool strict_refused(const struct mq *q, const struct ukevent *uk)
 	return q->strict && (uk->req_flags & ~known);
 }
 
+/* D43: KEVENT_REQ_LEVEL on a type other than POLL and SOCKET (revision 2). */
+static bool level_refused(const struct mq *q, const struct ukevent *uk, __u32 type)
+{
+	return q->revision >= M_REV_2 && (uk->req_flags & KEVENT_REQ_LEVEL) &&
+	       type != KEVENT_POLL && type != KEVENT_SOCKET;
+}
+
 static void uncharge_kevent(struct model *m, unsigned int uid, int res)
 {
 	uncharge(m, uid, KEVENT_LIMIT_KEVENTS);
@@ -705,7 +712,7 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 		entry_fail(uk, q->revision >= M_REV_2 ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	if (strict_refused(q, uk)) {
+	if (strict_refused(q, uk) || level_refused(q, uk, uk->type)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
@@ -792,7 +799,7 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (strict_refused(q, uk)) {
+	if (strict_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
 		entry_fail(uk, -EINVAL);
 		return;
 	}
