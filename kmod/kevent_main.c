@@ -1025,8 +1025,9 @@ static void kq_inflight_done(struct kevent_queue *q, struct kevent_waiter *w)
 
 /*
  * D41: the ring write faulted.  Every kevent taken goes back to the head
- * of the ready list in its order (one that re-fired meanwhile moves there
- * with its latest result), its slots are free again, nothing is lost.
+ * of the ready list in its order (one that re-fired meanwhile is on the
+ * list already, with its newer result, and keeps its place), its slots are
+ * free again, nothing is lost.
  */
 static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
 {
@@ -1043,10 +1044,8 @@ static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
 			list_add_tail(&k->rnode, &dead);
 			continue;
 		}
-		if (k->flags & KEV_READY) {
-			list_move(&k->rnode, &q->ready);
+		if (k->flags & KEV_READY)
 			continue;
-		}
 		list_add(&k->rnode, &q->ready);
 		k->flags |= KEV_READY;
 		q->ready_num++;
