@@ -146,6 +146,8 @@ def main():
     w('| | |\n|---|---|')
     for k, v in versions(a.build, a.commit):
         w(f'| {k} | {v} |')
+    load = raw('load').strip().replace('\n', '; ')
+    w(f'| host load average (1, 5, 15 min) | {load or "not recorded"} |')
     w('')
 
     # Headline table, filled as the sections below compute.
