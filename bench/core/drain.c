@@ -15,6 +15,7 @@
 #include "kcore.h"
 #include "test-origin.h"
 #include "test-uaccess.h"
+#include "../stats.h"
 
 #define N	4095
 #define RUNS	5
@@ -25,19 +26,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v)
-{
-	qsort(v, RUNS, sizeof(*v), cmp_double);
-	return v[RUNS / 2];
 }
 
 /* ---- the baseline: a bare ring of 40-byte records ---- */
@@ -179,10 +167,10 @@ int main(void)
 			measure(core_cycle, batches[b], &cf[r], &cd[r]);
 			measure(bare_cycle, batches[b], &bf[r], &bd[r]);
 		}
-		cdm = median(cd);
-		bdm = median(bd);
-		cfm = median(cf);
-		bfm = median(bf);
+		cdm = bench_median(cd, RUNS);
+		bdm = bench_median(bd, RUNS);
+		cfm = bench_median(cf, RUNS);
+		bfm = bench_median(bf, RUNS);
 		printf("  %-6u %14.0f %14.0f %8.3f %14.0f %14.0f %8.3f\n", batches[b], cdm, bdm,
 		       cdm / bdm, cfm, bfm, cfm / bfm);
 		if (batches[b] == 64 && cdm / bdm < 0.25) {

@@ -20,6 +20,7 @@
 
 #include "kcore.h"
 #include "test-uaccess.h"
+#include "../stats.h"
 
 #define PER_Q	4082
 #define NQ_BIG	245
@@ -141,13 +142,6 @@ static double add_remove_ns(struct world *w)
 	return (now_s() - t0) * 1e9 / OPS;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Bytes malloc has handed out: the earlier parts freed a million kevents,
  * which malloc keeps, so RSS would not grow here.
@@ -203,8 +197,8 @@ int main(void)
 		s[r] = add_remove_ns(&small);
 		b[r] = add_remove_ns(&big);
 	}
-	qsort(s, RUNS, sizeof(double), cmp_double);
-	qsort(b, RUNS, sizeof(double), cmp_double);
+	bench_sort(s, RUNS);
+	bench_sort(b, RUNS);
 	ratio = b[RUNS / 2] / s[RUNS / 2];
 	printf("# ADD+REMOVE: %.0f ns at 1000 registered, %.0f ns at %u registered: ratio %.3f "
 	       "(target <= 1.5)\n", s[RUNS / 2], b[RUNS / 2], NQ_BIG * PER_Q, ratio);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <libkevent.h>
+#include "../stats.h"
 
 #define MAX_ROUNDS 64
 #define DRAIN_N	4095
@@ -52,19 +53,6 @@ static double now_ns(void)
 }
 
 static int rounds = 15, iters = 300, drain_rounds = 3;
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
 
 static void die(const char *what)
 {
@@ -200,7 +188,7 @@ static void drain_bench(const char *dev)
 	for (int b = 0; b < 3; b++) {
 		for (int r = 0; r < drain_rounds; r++)
 			v[r] = drain_round(fd, batch[b]);
-		rate[b] = median(v, drain_rounds);
+		rate[b] = bench_median(v, drain_rounds);
 	}
 	close(fd);
 	printf("# drain of %d ready kevents through GET_EVENTS, median of %d\n", DRAIN_N, drain_rounds);
@@ -274,8 +262,8 @@ int main(int argc, char **argv)
 	}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	mkc = median(kc, rounds), mnc = median(nc, rounds);
-	mkg = median(kg, rounds), mng = median(ng, rounds);
+	mkc = bench_median(kc, rounds), mnc = bench_median(nc, rounds);
+	mkg = bench_median(kg, rounds), mng = bench_median(ng, rounds);
 	printf("# per-ioctl cost, kevent-cuse vs noop-cuse (same transfers), median of %d interleaved rounds of %d\n",
 	       rounds, iters);
 	printf("CTL (1 entry)      kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkc / 1e3,
@@ -283,8 +271,8 @@ int main(int argc, char **argv)
 	printf("GET_EVENTS (1)     kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkg / 1e3,
 	       mng / 1e3, mkg / mng, mkg / mng > 1.2 ? "  (above the 1.2 target)" : "");
 	/* The per-round ratios: the scatter within this boot. */
-	qsort(rc, (size_t)rounds, sizeof(double), cmp);
-	qsort(rg, (size_t)rounds, sizeof(double), cmp);
+	bench_sort(rc, rounds);
+	bench_sort(rg, rounds);
 	printf("round ratios CTL median %.2f min %.2f max %.2f; GET_EVENTS median %.2f min %.2f max %.2f\n",
 	       rc[rounds / 2], rc[0], rc[rounds - 1], rg[rounds / 2], rg[0], rg[rounds - 1]);
 	drain_bench(dev);

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 
 #include "common.h"
+#include "../stats.h"
 
 #define PAIRS 2000
 #define BATCH (KEVENT_MAX_EVENTS - 1)
@@ -182,20 +183,6 @@ static struct rate run_origins(double seconds)
 	}
 }
 
-static double median(double *v, int n)
-{
-	int i, j;
-
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return v[n / 2];
-}
-
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 5, i;
@@ -221,13 +208,13 @@ int main(int argc, char **argv)
 	}
 	printf("# %d AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s\n",
 	       PAIRS, runs, seconds);
-	printf("epoll ET events/s   %10.0f (median)\n", median(ep, runs));
-	printf("origins events/s    %10.0f (median)\n", median(org, runs));
-	printf("ratio origins/epoll %10.2f\n", median(org, runs) / median(ep, runs));
+	printf("epoll ET events/s   %10.0f (median)\n", bench_median(ep, runs));
+	printf("origins events/s    %10.0f (median)\n", bench_median(org, runs));
+	printf("ratio origins/epoll %10.2f\n", bench_median(org, runs) / bench_median(ep, runs));
 	printf("# CPU of the receiving side per event (process minus the writer thread)\n");
-	printf("epoll ET cpu ns/event   %8.0f (median)\n", median(epc, runs));
-	printf("origins cpu ns/event    %8.0f (median)\n", median(orgc, runs));
-	printf("cpu ratio epoll/origins %8.2f\n", median(epc, runs) / median(orgc, runs));
+	printf("epoll ET cpu ns/event   %8.0f (median)\n", bench_median(epc, runs));
+	printf("origins cpu ns/event    %8.0f (median)\n", bench_median(orgc, runs));
+	printf("cpu ratio epoll/origins %8.2f\n", bench_median(epc, runs) / bench_median(orgc, runs));
 	korigins_stop();
 	return 0;
 }

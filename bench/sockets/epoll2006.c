@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <libkevent.h>
+#include "../stats.h"
 
 #define MAX_N	4000
 #define MAX_RUNS 16
@@ -155,19 +156,6 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 	return (double)events / (end - t0);
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
 static const char *backend_name(__u32 b)
 {
 	switch (b) {
@@ -209,7 +197,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 			return 1;
 		}
 	}
-	mlt = median(lt, runs), met = median(et, runs), mkv = median(kv, runs);
+	mlt = bench_median(lt, runs), met = bench_median(et, runs), mkv = bench_median(kv, runs);
 	if (*base == 0)
 		*base = 1e9 / mkv;
 	printf("N=%-5d %-6s epoll LT %9.0f  ET %9.0f  kevent %9.0f (%s)  kevent/LT %.2f  kevent/ET %.2f  ns/event %.0f (%.2fx smallest N)\n",
