@@ -548,35 +548,44 @@ static int plan_ctl(const struct model *m, const struct mq *q, const struct keve
 	return a->num > m->max_ctl ? -E2BIG : 0;	/* B4 */
 }
 
-/* D48: a kevent_timespec with KEVENT_FLAGS_* as relative ns (~0: none). */
+/* D48, restated from its list of -EINVAL cases: does ts with flags fail? */
+static bool timespec_refused(const struct kevent_timespec *ts, __u32 flags)
+{
+	const __u32 abs = KEVENT_FLAGS_ABSTIME, mono = KEVENT_FLAGS_MONOTONIC;
+	const __u32 none = KEVENT_FLAGS_NO_TIMEOUT;
+	bool zero = ts->tv_sec == 0 && ts->tv_nsec == 0;
+
+	return ts->tv_sec < 0 || ts->tv_nsec >= 1000000000u || ts->__pad != 0 ||
+	       (flags & ~(abs | mono | none)) != 0 ||
+	       ((flags & mono) && !(flags & abs)) ||
+	       ((flags & none) && (flags != none || !zero));
+}
+
+/* D48: the relative ns a valid timespec stands for (~0: no timeout). */
 static int timeout_ns_of(const struct model *m, const struct kevent_timespec *ts, __u32 flags,
 			 __u64 *ns)
 {
-	__u64 t, now;
+	/* Seconds this large saturate just below "no timeout". */
+	const __u64 sec_cap = KEVENT_TIMEOUT_INFINITE / 1000000000ull - 1;
+	__u64 deadline, now;
 	struct timespec rt;
 
-	if ((flags & ~(__u32)KEVENT_FLAGS_ALL) || ts->__pad || ts->tv_sec < 0 ||
-	    ts->tv_nsec >= 1000000000u)
+	if (timespec_refused(ts, flags))
 		return -EINVAL;
-	if (flags & KEVENT_FLAGS_NO_TIMEOUT) {
-		if (flags != KEVENT_FLAGS_NO_TIMEOUT || ts->tv_sec || ts->tv_nsec)
-			return -EINVAL;
+	if (flags == KEVENT_FLAGS_NO_TIMEOUT) {
 		*ns = KEVENT_TIMEOUT_INFINITE;
 		return 0;
 	}
-	if ((flags & KEVENT_FLAGS_MONOTONIC) && !(flags & KEVENT_FLAGS_ABSTIME))
-		return -EINVAL;
-	if ((__u64)ts->tv_sec >= KEVENT_TIMEOUT_INFINITE / 1000000000ull - 1)
-		t = KEVENT_TIMEOUT_INFINITE - 1;
-	else
-		t = (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
-	if (flags & KEVENT_FLAGS_ABSTIME) {
-		clock_gettime(CLOCK_REALTIME, &rt);
-		now = (flags & KEVENT_FLAGS_MONOTONIC) ? m->now :
-		      (__u64)rt.tv_sec * 1000000000ull + (__u64)rt.tv_nsec;
-		t = t > now ? t - now : 0;
+	deadline = (__u64)ts->tv_sec < sec_cap ?
+		   (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec : KEVENT_TIMEOUT_INFINITE - 1;
+	if (!(flags & KEVENT_FLAGS_ABSTIME)) {
+		*ns = deadline;
+		return 0;
 	}
-	*ns = t;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	now = (flags & KEVENT_FLAGS_MONOTONIC) ? m->now :
+	      (__u64)rt.tv_sec * 1000000000ull + (__u64)rt.tv_nsec;
+	*ns = deadline > now ? deadline - now : 0;	/* already past: no wait */
 	return 0;
 }
 
