@@ -135,6 +135,28 @@ KTEST_REVS(rev2, strict_mode_knows_rev2_flags, 2, KTEST_OPEN)
 	close(kfd);
 }
 
+/*
+ * D53: where the backend cannot write the caller's memory (the CUSE retry
+ * path: INFO without KEVENT_FEAT_URING, e.g. under Yama ptrace_scope=3), the
+ * ring calls are refused with -EPERM, never served half.
+ */
+KTEST_REVS(rev2, ring_calls_eperm_off_process_memory, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct kevent_uring *r = ring_new(8);
+	struct kevent_info info;
+
+	kt_info(kfd, &info);
+	if (info.features & KEVENT_FEAT_URING)
+		cr_skip_test("this caller's memory is reachable (INFO has KEVENT_FEAT_URING): "
+			     "the refusal shows where it is not (the guest's yama boot)");
+	cr_assert_eq(ring_init(kfd, r, 8), -EPERM, "RING_INIT off process memory");
+	cr_assert_eq(wait_rc(kfd, 1, 0, ts_zero, 0), -EPERM, "WAIT off process memory");
+	cr_assert_eq(commit_rc(kfd, 0, 0), -EPERM, "COMMIT off process memory");
+	close(kfd);
+	free(r);
+}
+
 /* D53: RING_INIT's checks, once per queue, and it counts as the first CTL (O2). */
 KTEST_REVS(rev2, ring_init_checks, 2, KTEST_OPEN)
 {
