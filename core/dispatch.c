@@ -186,23 +186,26 @@ static int plan_get_timeout(const struct kqueue *q, struct kdisp_plan *plan)
 	return err;
 }
 
-/* Revision-2 calls: -EINVAL on a revision-1 queue (D40), -EPERM off process memory (D53). */
-static int plan_rev2(const struct kqueue *q, const struct kdisp_ctx *ctx)
+/* Revision-2 calls: -EINVAL on a revision-1 queue (D40). */
+static int plan_rev2(const struct kqueue *q)
 {
-	if (rev_of(q) < 2)
-		return -EINVAL;
-	if (ctx && !(ctx->features & KEVENT_FEAT_URING))
-		return -EPERM;
-	return 0;
+	return rev_of(q) < 2 ? -EINVAL : 0;
 }
 
 static int plan_ring_init(const struct kqueue *q, const struct kdisp_plan *plan)
 {
 	const struct kevent_ring_init *a = &plan->arg.ring_init;
-	int err = plan_rev2(q, plan->ctx);
+	int err = plan_rev2(q);
 
 	if (err)
 		return err;
+	/*
+	 * D53: a ring needs the process-memory path.  Only RING_INIT asks:
+	 * where it is refused no ring exists, so WAIT and COMMIT answer as
+	 * without a ring (D54, D55).
+	 */
+	if (plan->ctx && !(plan->ctx->features & KEVENT_FEAT_URING))
+		return -EPERM;
 	/* D53 */
 	if (a->flags || !a->ring != !a->num || a->num == 1 || a->num > KEVENT_URING_MAX ||
 	    (a->ring & 7))
@@ -213,7 +216,7 @@ static int plan_ring_init(const struct kqueue *q, const struct kdisp_plan *plan)
 static int plan_wait(const struct kqueue *q, struct kdisp_plan *plan)
 {
 	struct kevent_wait_arg *a = &plan->arg.wait;
-	int err = plan_rev2(q, plan->ctx);
+	int err = plan_rev2(q);
 
 	if (err)
 		return err;
@@ -370,7 +373,7 @@ int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int c
 	case KEVENT_IOC_NR_WAIT:
 		return plan_wait(q, plan);
 	case KEVENT_IOC_NR_COMMIT:
-		return plan_rev2(q, ctx);
+		return plan_rev2(q);
 	default:
 		return plan_set_abi(plan);
 	}

@@ -11,6 +11,16 @@
 
 #include "libkevent.h"
 
+/*
+ * The 2006 call needs nothing past the VER0 wrapper, so it sends that size:
+ * a 2006 program rebuilt against this library moves what it always moved,
+ * and on the CUSE retry path, where the wrapper shares the transfer with
+ * the events, keeps the batch INFO's max_get_nr reports (D12).
+ */
+#define KEVENT_IOC_GET_EVENTS_VER0                                                      \
+	_IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS,                     \
+	     KEVENT_GET_EVENTS_ARG_SIZE_VER0)
+
 int kevent_ctl(int fd, unsigned int cmd, unsigned int num, void *arg)
 {
 	struct kevent_ctl_arg a = {
@@ -39,7 +49,7 @@ int kevent_get_events(int fd, unsigned int min_nr, unsigned int max_nr,
 		return -1;
 	if (fl & O_NONBLOCK)
 		a.ioc_flags |= KEVENT_GET_NONBLOCK;
-	return ioctl(fd, KEVENT_IOC_GET_EVENTS, &a);
+	return ioctl(fd, KEVENT_IOC_GET_EVENTS_VER0, &a);
 }
 
 int kevent_info(int fd, struct kevent_info *info)
