@@ -835,13 +835,18 @@ static void level_note(struct kqueue *q, struct kitem *k)
  * every LEVEL kevent dequeued before is polled by its origin, which fires it
  * again when its condition still holds.  Each is checked once; the dequeue
  * that takes it lists it again.  MODIFY may have cleared LEVEL meanwhile.
+ * Ring bytes those fires write are told to the transport by the caller
+ * once it dropped q->ctl (ring_flush, as kqueue_ctl does): returns true
+ * when there may be some.
  */
-static void level_check(struct kqueue *q)
+static bool level_check(struct kqueue *q)
 {
 	struct klist pending, *pos, *tmp;
+	const struct kqueue *outer = ring_in_ctl;
 
 	if (klist_empty(&q->level))
-		return;
+		return false;
+	ring_in_ctl = q;
 	klist_init(&pending);
 	klist_add_tail(&pending, &q->level);	/* take the whole list over */
 	klist_del(&q->level);
@@ -852,6 +857,8 @@ static void level_check(struct kqueue *q)
 		if (k->uk.req_flags & KEVENT_REQ_LEVEL)
 			k->ops->level(k);
 	}
+	ring_in_ctl = outer;
+	return true;
 }
 
 /* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
@@ -1423,6 +1430,7 @@ static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *a
 	ret = park_new(q, arg, is_wait, caller, &wr, &w);
 	if (ret == 1) {
 		pthread_mutex_unlock(&q->ctl);
+		ring_flush(q);	/* what level_check() wrote (a blocking call: cost is no matter) */
 		complete_done(done);
 		*result = inplace_wait(&ip, w);
 		return 1;
@@ -1438,14 +1446,14 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 {
 	struct klist done;
 	int ret = 0, result;
-	bool latched;
+	bool latched, lvl = false;
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
 	serve_waiters_locked(q, &done);	/* D16: older waiters first */
 	if (!arg->max_nr)
 		goto out;
-	level_check(q);
+	lvl = level_check(q);
 	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
 	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
 		if (!wr) {
@@ -1463,6 +1471,8 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	ret = take_events(q, arg->max_nr, arg->events, ua);
 out:
 	pthread_mutex_unlock(&q->ctl);
+	if (lvl)
+		ring_flush(q);
 	complete_done(&done);
 	return ret;
 }
@@ -1476,7 +1486,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	};
 	struct klist done;
 	int ret = 0, result;
-	bool nowait;
+	bool nowait, lvl = false;
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
@@ -1489,7 +1499,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 		goto out;
 	if (g.max_nr > q->unum)
 		g.max_nr = q->unum;
-	level_check(q);
+	lvl = level_check(q);
 	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
 	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
 		if (!wr) {
@@ -1507,6 +1517,8 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	ret = uring_copy(q, g.max_nr, ua);
 out:
 	pthread_mutex_unlock(&q->ctl);
+	if (lvl)
+		ring_flush(q);
 	complete_done(&done);
 	return ret;
 }
