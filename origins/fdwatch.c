@@ -8,8 +8,9 @@
  *
  * Revision 2: POLLRDHUP is reported (D52); KEVENT_REQ_ALWAYS_QUEUE keeps a
  * kevent ready at ADD registered and fires it (D42); KEVENT_REQ_LEVEL polls
- * the duplicate again at the next dequeue (D43, kwatch_level).  The duplicate is kept until detach (A7: the client's
- * close() changes nothing) and closed by the closer thread (B3).
+ * the duplicate again at the next dequeue (D43, kwatch_level).  The
+ * duplicate is kept until detach (A7: the client's close() changes nothing)
+ * and closed by the closer thread (B3).
  *
  * POLL:   ret_data[0] = revents & event (A8, D13); regular files are always
  *         ready (D14).
