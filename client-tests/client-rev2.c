@@ -2,9 +2,9 @@
 /*
  * Revision 2 (docs/abi.md D40-D57): the ring in process memory
  * (RING_INIT, WAIT, COMMIT), KEVENT_CTL_READY, timespec timeouts, the EINTR
- * opt-in, unknown types per entry.  Every test here holds from revision 2
- * on (KTEST_REVS(..., 2, KTEST_OPEN)) and skips where the backend serves
- * revision 1 only.
+ * opt-in, unknown types per entry, ALWAYS_QUEUE, LEVEL and POLLRDHUP.
+ * Every test here holds from revision 2 on (KTEST_REVS(..., 2, KTEST_OPEN))
+ * and skips where the backend serves revision 1 only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -500,5 +501,148 @@ KTEST_REVS(rev2, level_on_a_timer_einval, 2, KTEST_OPEN)
 	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
 	cr_assert_eq(uk.ret_data[1], (__u32)-EINVAL, "ret_data[1] %d", (int)uk.ret_data[1]);
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* One non-blocking GET_EVENTS into out[4]: the count, asserted >= 0. */
+static int get_now(int kfd, struct ukevent *out)
+{
+	int n = kt_get(kfd, 0, 4, 0, out);
+
+	cr_assert_geq(n, 0, "GET_EVENTS: %d", n);
+	return n;
+}
+
+/* D42: a pipe ready at ADD is queued, not answered by ADD, and delivered once. */
+KTEST_REVS(rev2, always_queue_ready_at_add, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE, 7);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 0);	/* not in ADD's answered front part */
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "registered");
+	cr_assert_eq(kt_queue_ready(kfd), 1u, "on the ready list when ADD returns");
+	cr_assert_eq(get_now(kfd, out), 1);
+	cr_assert_eq(out[0].user[0], 7u);
+	cr_assert(out[0].ret_data[0] & POLLIN, "ret_data[0] %#x", out[0].ret_data[0]);
+	cr_assert_eq(get_now(kfd, out), 0, "exactly once: the unread byte is no new activity");
+	kt_write1(p[1]);
+	out[0] = kt_get_one(kfd, "a new write after the delivery");
+	cr_assert_eq(out[0].user[0], 7u, "still registered");
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D42 with ONESHOT: delivered once, then freed; without the flag ADD answers it. */
+KTEST_REVS(rev2, always_queue_oneshot_and_without, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_ONESHOT, 8);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 0);
+	cr_assert_eq(get_now(kfd, out), 1);
+	cr_assert_eq(out[0].user[0], 8u);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT freed at its delivery");
+	uk = kt_uk_poll(p[0], POLLIN, 0, 9);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);	/* D31: answered by ADD, not registered */
+	cr_assert(uk.ret_data[0] & POLLIN);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D43: data left unread is reported again at the next dequeue; drained, it is not. */
+KTEST_REVS(rev2, level_reports_unread_data_again, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], q[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_pipe(q);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_LEVEL, 1);
+	kt_add_queued(kfd, uk);
+	uk = kt_uk_poll(q[0], POLLIN, 0, 2);	/* the edge-like default, for contrast */
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	kt_write1(q[1]);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	cr_assert_eq(get_now(kfd, out), 2);
+	for (int round = 0; round < 3; round++) {
+		cr_assert_eq(get_now(kfd, out), 1, "round %d: the LEVEL kevent only", round);
+		cr_assert_eq(out[0].user[0], 1u);
+		cr_assert_eq(out[0].ret_data[0], (__u32)POLLIN, "a fresh result");
+	}
+	kt_read_all(p[0]);
+	cr_assert_eq(get_now(kfd, out), 0, "drained: not reported again");
+	cr_assert_eq(get_now(kfd, out), 0, "nor later");
+	kt_write1(p[1]);
+	out[0] = kt_get_one(kfd, "new data after the drain");
+	cr_assert_eq(out[0].user[0], 1u);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(kfd);
+}
+
+/* D43: LEVEL on a SOCKET kevent, and MODIFY without LEVEL ends the re-reports. */
+KTEST_REVS(rev2, level_socket_and_modify_off, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk, out[4];
+
+	kt_socketpair(SOCK_STREAM, sv);
+	uk = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, KEVENT_SOCKET_RECV, KEVENT_REQ_LEVEL, 3);
+	kt_add_queued(kfd, uk);
+	kt_write1(sv[1]);
+	out[0] = kt_get_one(kfd, "socket data");
+	cr_assert_eq(out[0].ret_data[0], (__u32)KEVENT_SOCKET_RECV);
+	cr_assert_eq(get_now(kfd, out), 1, "unread: reported again");
+	uk.req_flags = 0;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(get_now(kfd, out), 1, "MODIFY found it ready (A6)");
+	cr_assert_eq(get_now(kfd, out), 0, "LEVEL cleared: no more re-reports");
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/* D52: the peer's shutdown of writing is POLLRDHUP on revision 2, never on revision 1. */
+KTEST_REVS(rev2, pollrdhup_on_peer_shutdown, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), raw = open(kt_device(), O_RDWR), sv[2];
+	struct ukevent uk, s, out[4];
+
+	cr_assert_geq(raw, 0);
+	kt_socketpair(SOCK_STREAM, sv);
+	uk = kt_uk_poll(sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 4);
+	kt_add_queued(kfd, uk);
+	s = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, KEVENT_SOCKET_RECV | KEVENT_POLL_POLLRDHUP, 0, 5);
+	kt_add_queued(kfd, s);
+	cr_assert_eq(shutdown(sv[1], SHUT_WR), 0);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	cr_assert_eq(kt_get(kfd, 2, 4, 0, out), 2);
+	for (int i = 0; i < 2; i++) {
+		__u32 want = out[i].user[0] == 4 ? (__u32)(POLLIN | KEVENT_POLL_POLLRDHUP)
+						 : (__u32)(KEVENT_SOCKET_RECV | KEVENT_POLL_POLLRDHUP);
+
+		cr_assert_eq(out[i].ret_data[0], want, "cookie %u: %#x", out[i].user[0],
+			     out[i].ret_data[0]);
+	}
+	/* revision 1: the same socket is ready at ADD, without the bit */
+	uk = kt_uk_poll(sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 6);
+	kt_ctl1(raw, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[0], (__u32)POLLIN, "revision 1: %#x", uk.ret_data[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(raw);
 	close(kfd);
 }

@@ -61,6 +61,7 @@ struct kitem {
 	struct klist tnode;		/* hash bucket, under q->ctl */
 	unsigned int rpos;		/* position in q->rslots while READY */
 	struct klist rnode;		/* a private list of one dequeue pass */
+	struct klist lnode;		/* q->level (dequeued LEVEL kevent, D43), under q->ctl */
 	struct kuid *uid;		/* charged for KEVENTS and res */
 	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
 };
@@ -87,6 +88,7 @@ struct kqueue {
 	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
 	__u64 fault_add;		/* under ctl */
 	struct klist waiters;		/* parked, arrival order, under ctl */
+	struct klist level;		/* dequeued KEVENT_REQ_LEVEL kevents (D43), under ctl */
 	atomic_bool due;		/* a waiter expired or was interrupted */
 
 	pthread_mutex_t lock;		/* the ready lock */

@@ -60,6 +60,13 @@ struct korigin_ops {
 	int (*modify)(struct kitem *k, struct korigin_result *res);
 	/* Stop watching and free the origin's state for k (see LOCKING). */
 	void (*detach)(struct kitem *k);
+	/*
+	 * KEVENT_REQ_LEVEL (abi.md D43), called as modify() is, when a dequeue
+	 * starts on k's queue after k was dequeued: poll the source now and
+	 * korigin_fire() k if its condition still holds.  NULL: the type takes
+	 * no LEVEL (the core refuses it on types other than POLL and SOCKET).
+	 */
+	void (*level)(struct kitem *k);
 };
 
 /*
@@ -86,6 +93,17 @@ __u64 korigin_expiry_charge(struct kitem *k, __u64 now_ns);
 
 /* The kevent as the caller passed it (see LOCKING for when to read it). */
 const struct ukevent *korigin_ukevent(const struct kitem *k);
+
+/* The revision of k's queue (fixed before its first ADD; D40). */
+unsigned int korigin_revision(const struct kitem *k);
+
+/*
+ * D42: k asks for KEVENT_REQ_ALWAYS_QUEUE on a revision-2 queue.  An origin
+ * that finds such a k ready in attach() keeps it registered, reports the
+ * readiness with korigin_fire() (held until ADD decides) and returns 0:
+ * the core then queues it instead of answering it by ADD.
+ */
+int korigin_always_queue(const struct kitem *k);
 
 /* One pointer of private state per kevent, owned by the origin. */
 void *korigin_data(const struct kitem *k);

@@ -57,6 +57,16 @@ void korigin_set_data(struct kitem *k, void *data)
 	k->odata = data;
 }
 
+unsigned int korigin_revision(const struct kitem *k)
+{
+	return k->q->revision;
+}
+
+int korigin_always_queue(const struct kitem *k)
+{
+	return k->q->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
+}
+
 /* ---- queue lifetime ---- */
 
 void kqueue_get(struct kqueue *q)
@@ -129,6 +139,7 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	pthread_mutex_init(&q->ctl, NULL);
 	pthread_mutex_init(&q->lock, NULL);
 	klist_init(&q->waiters);
+	klist_init(&q->level);
 	klist_init(&q->work_node);
 	atomic_fetch_add(&core->n_queues, 1);
 	*ret = q;
@@ -533,6 +544,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 	k->res = res;
 	klist_init(&k->tnode);
 	klist_init(&k->rnode);
+	klist_init(&k->lnode);
 	*ret = k;
 	return 0;
 }
@@ -554,6 +566,7 @@ static void kitem_destroy(struct kqueue *q, struct kitem *k)
 {
 	k->ops->detach(k);
 	kitem_unready(q, k);
+	klist_del(&k->lnode);	/* off q->level (D43), if it was there */
 	klist_del(&k->tnode);
 	atomic_store(&q->kevent_num, atomic_load(&q->kevent_num) - 1);
 	atomic_fetch_sub(&q->core->n_kevents, 1);
@@ -806,6 +819,48 @@ static int write_out(const struct kuaccess *ua, __u64 uaddr,
 	return i ? (int)i : -EFAULT;
 }
 
+/*
+ * D43: a LEVEL kevent just dequeued is checked at the next dequeue (q->ctl
+ * held).  ONESHOT ones never get here: they are freed at their delivery.
+ */
+static void level_note(struct kqueue *q, struct kitem *k)
+{
+	if (q->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_LEVEL) && k->ops->level &&
+	    klist_empty(&k->lnode))
+		klist_add_tail(&k->lnode, &q->level);
+}
+
+/*
+ * D43, at the start of a dequeue (q->ctl held, before it decides to wait):
+ * every LEVEL kevent dequeued before is polled by its origin, which fires it
+ * again when its condition still holds.  Each is checked once; the dequeue
+ * that takes it lists it again.  MODIFY may have cleared LEVEL meanwhile.
+ * Ring bytes those fires write are told to the transport by the caller
+ * once it dropped q->ctl (ring_flush, as kqueue_ctl does): returns true
+ * when there may be some.
+ */
+static bool level_check(struct kqueue *q)
+{
+	struct klist pending, *pos, *tmp;
+	const struct kqueue *outer = ring_in_ctl;
+
+	if (klist_empty(&q->level))
+		return false;
+	ring_in_ctl = q;
+	klist_init(&pending);
+	klist_add_tail(&pending, &q->level);	/* take the whole list over */
+	klist_del(&q->level);
+	klist_for_each_safe(pos, tmp, &pending) {
+		struct kitem *k = klist_entry(pos, struct kitem, lnode);
+
+		klist_del(&k->lnode);
+		if (k->uk.req_flags & KEVENT_REQ_LEVEL)
+			k->ops->level(k);
+	}
+	ring_in_ctl = outer;
+	return true;
+}
+
 /* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		       const struct kuaccess *ua)
@@ -848,6 +903,8 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		buf[i].ret_data[1] = k->rdata[1];
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			klist_add_tail(&k->rnode, &done);
+		else
+			level_note(q, k);
 	}
 	q->ready_num -= n;
 	atomic_fetch_sub(&q->core->n_ready, n);
@@ -975,9 +1032,12 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 	} else {
 		q->kidx = kidx;
 		q->used += n;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			if (ks[i]->uk.req_flags & KEVENT_REQ_ONESHOT)
 				kitem_destroy(q, ks[i]);
+			else
+				level_note(q, ks[i]);
+		}
 		ret = (int)n;
 	}
 	if (buf != small) {
@@ -1370,6 +1430,7 @@ static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *a
 	ret = park_new(q, arg, is_wait, caller, &wr, &w);
 	if (ret == 1) {
 		pthread_mutex_unlock(&q->ctl);
+		ring_flush(q);	/* what level_check() wrote (a blocking call: cost is no matter) */
 		complete_done(done);
 		*result = inplace_wait(&ip, w);
 		return 1;
@@ -1385,13 +1446,14 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 {
 	struct klist done;
 	int ret = 0, result;
-	bool latched;
+	bool latched, lvl = false;
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
 	serve_waiters_locked(q, &done);	/* D16: older waiters first */
 	if (!arg->max_nr)
 		goto out;
+	lvl = level_check(q);
 	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
 	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
 		if (!wr) {
@@ -1409,6 +1471,8 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	ret = take_events(q, arg->max_nr, arg->events, ua);
 out:
 	pthread_mutex_unlock(&q->ctl);
+	if (lvl)
+		ring_flush(q);
 	complete_done(&done);
 	return ret;
 }
@@ -1422,7 +1486,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	};
 	struct klist done;
 	int ret = 0, result;
-	bool nowait;
+	bool nowait, lvl = false;
 
 	klist_init(&done);
 	pthread_mutex_lock(&q->ctl);
@@ -1435,6 +1499,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 		goto out;
 	if (g.max_nr > q->unum)
 		g.max_nr = q->unum;
+	lvl = level_check(q);
 	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
 	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
 		if (!wr) {
@@ -1452,6 +1517,8 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	ret = uring_copy(q, g.max_nr, ua);
 out:
 	pthread_mutex_unlock(&q->ctl);
+	if (lvl)
+		ring_flush(q);
 	complete_done(&done);
 	return ret;
 }

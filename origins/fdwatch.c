@@ -4,8 +4,13 @@
  * registered with EPOLLET on the reactor.  Readiness is checked with poll()
  * at ADD (ready: answered by ADD, not registered, take13) and MODIFY, and on
  * every edge the reactor sees from the revents epoll harvested with it, so
- * a kevent re-fires only on new activity of its source (abi.md A6).  The duplicate is kept until detach (A7: the client's
- * close() changes nothing) and closed by the closer thread (B3).
+ * a kevent re-fires only on new activity of its source (abi.md A6).
+ *
+ * Revision 2: POLLRDHUP is reported (D52); KEVENT_REQ_ALWAYS_QUEUE keeps a
+ * kevent ready at ADD registered and fires it (D42); KEVENT_REQ_LEVEL polls
+ * the duplicate again at the next dequeue (D43, kwatch_level).  The
+ * duplicate is kept until detach (A7: the client's close() changes nothing)
+ * and closed by the closer thread (B3).
  *
  * POLL:   ret_data[0] = revents & event (A8, D13); regular files are always
  *         ready (D14).
@@ -42,7 +47,8 @@
 
 _Static_assert(KEVENT_POLL_POLLIN == POLLIN && KEVENT_POLL_POLLOUT == POLLOUT &&
 	       KEVENT_POLL_POLLRDNORM == POLLRDNORM && KEVENT_POLL_POLLMSG == POLLMSG &&
-	       KEVENT_POLL_POLLHUP == POLLHUP && KEVENT_POLL_POLLERR == POLLERR,
+	       KEVENT_POLL_POLLHUP == POLLHUP && KEVENT_POLL_POLLERR == POLLERR &&
+	       KEVENT_POLL_POLLRDHUP == POLLRDHUP && KEVENT_POLL_POLLRDHUP == EPOLLRDHUP,
 	       "KEVENT_POLL_* are the native poll bits");
 
 struct kwatch {
@@ -55,6 +61,8 @@ struct kwatch {
 	int tcp;
 	int in_epoll;
 	int stopped;		/* the core said stop (ONESHOT fired): off the reactor */
+	int regular;		/* a regular file: always ready, never in epoll (D14) */
+	__u32 bits;		/* the POLL bits the queue's revision reports (D52) */
 	__u32 slot;
 };
 
@@ -119,11 +127,13 @@ static uint32_t kwatch_epoll_mask(const struct kwatch *w)
 	uint32_t mask = EPOLLET | EPOLLERR;
 
 	if (w->type == KEVENT_POLL)
-		return mask | (w->event & KPOLL_BITS);
+		return mask | (w->event & w->bits);
 	if (w->event & (KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT))
 		mask |= EPOLLIN | EPOLLRDHUP;
 	if (w->event & KEVENT_SOCKET_SEND)
 		mask |= EPOLLOUT;
+	if (w->event & w->bits & KEVENT_POLL_POLLRDHUP)
+		mask |= EPOLLRDHUP;
 	return mask;
 }
 
@@ -138,7 +148,7 @@ static short kwatch_revents(const struct kwatch *w, short events)
 
 static int kpoll_check(const struct kwatch *w, short revents, struct korigin_result *res)
 {
-	__u32 rev = (__u16)revents & w->event;
+	__u32 rev = (__u16)revents & w->event & w->bits;
 
 	if (!rev)
 		return 0;
@@ -176,6 +186,9 @@ static int ksocket_check(const struct kwatch *w, short rev, struct korigin_resul
 		if ((w->event & KEVENT_SOCKET_SEND) && (rev & POLLOUT))
 			fired |= KEVENT_SOCKET_SEND;
 	}
+	/* D52: the peer shut down writing, reported by name (revision 2) */
+	if ((w->event & w->bits & KEVENT_POLL_POLLRDHUP) && (rev & POLLRDHUP))
+		fired |= KEVENT_POLL_POLLRDHUP;
 	res->ret_data[0] = fired;
 	return fired != 0;
 }
@@ -190,10 +203,29 @@ static int kwatch_eval(const struct kwatch *w, short rev, struct korigin_result 
 /* At ADD and MODIFY: the readiness now, by poll() of the duplicate. */
 static int kwatch_check(const struct kwatch *w, struct korigin_result *res)
 {
-	short want = w->type == KEVENT_POLL ? (short)(w->event & KPOLL_BITS)
+	short want = w->type == KEVENT_POLL ? (short)(w->event & w->bits)
 					    : (short)(POLLIN | POLLOUT | POLLRDHUP);
 
 	return kwatch_eval(w, kwatch_revents(w, want), res);
+}
+
+/* D14: a regular file is always ready; with no such bit asked, never. */
+static int kpoll_regular(struct kwatch *w, struct korigin_result *res)
+{
+	__u32 rev = w->event & KPOLL_REGULAR;
+
+	if (rev) {
+		res->ret_data[0] = rev;
+		return 1;
+	}
+	return 0;
+}
+
+/* The readiness now: a regular file by D14, anything else by poll(). */
+static int kwatch_ready(struct kwatch *w, struct korigin_result *res)
+{
+	*res = (struct korigin_result){ 0 };
+	return w->regular ? kpoll_regular(w, res) : kwatch_check(w, res);
 }
 
 static void ksocket_probe(struct kwatch *w)
@@ -206,6 +238,22 @@ static void ksocket_probe(struct kwatch *w)
 	len = sizeof(val);
 	if (getsockopt(w->dup, SOL_SOCKET, SO_PROTOCOL, &val, &len) == 0)
 		w->tcp = val == IPPROTO_TCP;
+}
+
+/* The core said stop (ONESHOT fired or BROKEN): off the reactor; korigins_lock held. */
+static void kwatch_stop_locked(struct kwatch *w)
+{
+	if (w->in_epoll)
+		kreactor_del(w->dup);
+	w->in_epoll = 0;
+	w->stopped = 1;
+}
+
+static void kwatch_stop(struct kwatch *w)
+{
+	pthread_mutex_lock(&korigins_lock);
+	kwatch_stop_locked(w);
+	pthread_mutex_unlock(&korigins_lock);
 }
 
 /* Put w on the reactor; called with korigins_lock held. */
@@ -228,16 +276,24 @@ static int kwatch_register(struct kwatch *w, int poll_it)
 	return 0;
 }
 
-/* D14: a regular file is always ready; with no such bit asked, never. */
-static int kpoll_regular(struct kwatch *w, struct korigin_result *res)
+/*
+ * D42: w was ready at ADD and is registered now.  Its fire is held by the
+ * core until ADD returns, which then queues it.  An EPOLLET registration of
+ * a ready fd reports one initial edge; the drain lets the reactor take that
+ * edge now, while the fire is still held (it merges into it, A9), so it
+ * cannot arrive after the caller dequeued and deliver the event twice.
+ */
+static void kwatch_queue_ready(struct kwatch *w, const struct korigin_result *res)
 {
-	__u32 rev = w->event & KPOLL_REGULAR;
+	int stop;
 
-	if (rev) {
-		res->ret_data[0] = rev;
-		return 1;
-	}
-	return 0;
+	pthread_mutex_lock(&korigins_lock);
+	stop = korigin_fire(w->k, res);
+	pthread_mutex_unlock(&korigins_lock);
+	if (w->in_epoll && !stop)
+		korigins_drain();
+	if (stop)
+		kwatch_stop(w);
 }
 
 static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
@@ -246,7 +302,7 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 	const struct ukevent *uk = korigin_ukevent(k);
 	struct kfd_info info;
 	struct kwatch *w;
-	int dup, ready, poll_it = 1, err;
+	int dup, ready, err;
 
 	dup = kfd_take(caller, (int)uk->id.raw[0], &info);
 	if (dup < 0)
@@ -262,28 +318,27 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 	}
 	*w = (struct kwatch){ .k = k, .dup = dup, .uid = caller->uid, .type = type,
 			      .event = uk->event };
-	*res = (struct korigin_result){ 0 };
+	w->bits = KPOLL_BITS | (korigin_revision(k) >= 2 ? KEVENT_POLL_POLLRDHUP : 0);
+	w->regular = type == KEVENT_POLL && info.kind == KFD_REGULAR;
 	if (type == KEVENT_SOCKET)
 		ksocket_probe(w);
-	if (type == KEVENT_POLL && info.kind == KFD_REGULAR) {
-		ready = kpoll_regular(w, res);
-		poll_it = 0;
-	} else {
-		ready = kwatch_check(w, res);
-	}
-	if (ready) {
+	ready = kwatch_ready(w, res);
+	if (ready && !korigin_always_queue(k)) {
 		kcloser_close(caller->uid, dup);
 		free(w);
 		return 1;
 	}
 	pthread_mutex_lock(&korigins_lock);
-	err = kwatch_register(w, poll_it);
+	err = kwatch_register(w, !w->regular);
 	pthread_mutex_unlock(&korigins_lock);
 	if (err) {
 		kcloser_close(caller->uid, dup);
 		free(w);
+		return err;
 	}
-	return err;
+	if (ready)
+		kwatch_queue_ready(w, res);
+	return 0;
 }
 
 static int kpoll_attach(struct kitem *k, const struct kcaller *caller,
@@ -347,11 +402,24 @@ void kwatch_handle(uint64_t payload, uint32_t events)
 	 */
 	if (!w->in_epoll || !kwatch_eval(w, (short)(events & 0xffff), &res))
 		return;
-	if (korigin_fire(w->k, &res) == 1) {
-		kreactor_del(w->dup);
-		w->in_epoll = 0;
-		w->stopped = 1;
-	}
+	if (korigin_fire(w->k, &res) == 1)
+		kwatch_stop_locked(w);
+}
+
+/*
+ * D43: w's kevent was dequeued with KEVENT_REQ_LEVEL and a dequeue starts
+ * (the queue's control lock held): poll the duplicate now and fire again
+ * while the condition holds, with a fresh result.
+ */
+static void kwatch_level(struct kitem *k)
+{
+	struct kwatch *w = korigin_data(k);
+	struct korigin_result res;
+
+	pthread_mutex_lock(&korigins_lock);
+	if (!w->stopped && kwatch_ready(w, &res) && korigin_fire(k, &res) == 1)
+		kwatch_stop_locked(w);
+	pthread_mutex_unlock(&korigins_lock);
 }
 
 int kwatch_init(void)
@@ -379,6 +447,7 @@ const struct korigin_ops kpoll_ops = {
 	.attach = kpoll_attach,
 	.modify = kwatch_modify,
 	.detach = kwatch_detach,
+	.level = kwatch_level,
 };
 
 const struct korigin_ops ksocket_ops = {
@@ -386,4 +455,5 @@ const struct korigin_ops ksocket_ops = {
 	.attach = ksocket_attach,
 	.modify = kwatch_modify,
 	.detach = kwatch_detach,
+	.level = kwatch_level,
 };

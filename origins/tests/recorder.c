@@ -29,6 +29,16 @@ const struct ukevent *korigin_ukevent(const struct kitem *k)
 	return &k->uk;
 }
 
+unsigned int korigin_revision(const struct kitem *k)
+{
+	return k->revision ? k->revision : 1;
+}
+
+int korigin_always_queue(const struct kitem *k)
+{
+	return korigin_revision(k) >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
+}
+
 void *korigin_data(const struct kitem *k)
 {
 	return k->data;

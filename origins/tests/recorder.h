@@ -17,6 +17,7 @@
 struct kitem {
 	struct ukevent uk;
 	void *data;
+	unsigned int revision;		/* the queue's; 0 reads as 1 */
 	int registered;			/* attach returned 0, no detach yet */
 	int ready;			/* fired, not yet "dequeued" */
 	int stopped;			/* fire returned 1 */
