@@ -300,6 +300,24 @@ def main():
     if png:
         w(f'![cost per event against sockets]({png})\n')
 
+    # --- daemon per-ioctl on fuse, natively (one run)
+    fi = parse_ioctl(raw('ioctl-fuse'))
+    if 'ctl' in fi:
+        w('## Daemon per-ioctl cost against the no-op FUSE floor (host)\n')
+        w('`bench/daemon/ioctl.c` on `kevent-cuse --fuse`, natively, next to `bench/fuse/noop-fuse.c` '
+          '(a one-file FUSE filesystem whose ioctl handler makes the same process-memory transfers '
+          'and answers at once), interleaved, order flipped every round: the ratio of the medians '
+          'over the rounds, and the range of the per-round ratios.\n')
+        sc = fi.get('scatter', (0,) * 6)
+        w('| call | kevent µs | noop µs | ratio | round scatter |\n|---|---:|---:|---:|---|')
+        w(f'| CTL (1 entry) | {fi["ctl"][0]} | {fi["ctl"][1]} | {fi["ctl"][2]:.2f} | {sc[1]:.2f}–{sc[2]:.2f} |')
+        w(f'| GET_EVENTS (1 event) | {fi["get"][0]} | {fi["get"][1]} | {fi["get"][2]:.2f} | {sc[4]:.2f}–{sc[5]:.2f} |')
+        w('')
+        head.append(('daemon CTL vs no-op FUSE floor (host, one run)', f'{fi["ctl"][2]:.2f}×',
+                     f'≤ {TARGETS["ioctl"]}×', verdict(fi['ctl'][2] <= TARGETS['ioctl'])))
+        head.append(('daemon GET_EVENTS vs no-op FUSE floor (host, one run)', f'{fi["get"][2]:.2f}×',
+                     f'≤ {TARGETS["ioctl"]}×', verdict(fi['get'][2] <= TARGETS['ioctl'])))
+
     # --- daemon per-ioctl, over boots
     w('## Daemon per-ioctl cost against the no-op CUSE floor (guest)\n')
     w('`bench/daemon/ioctl.c`: kevent-cuse next to noop-cuse (a CUSE server making the '

@@ -503,3 +503,46 @@ KTEST(ioctl, ring_shm_per_backend)
 	}
 	close(kfd);
 }
+
+/*
+ * fuse where the daemon may not use this caller's memory (the guest's
+ * ptrace_scope=3 boot): a FUSE file has no retry path, so CTL and
+ * GET_EVENTS (INFO too) fail EPERM at once, never a hang (a parked
+ * GET_EVENTS would outlive the test's timeout) and never a partial array
+ * (B4, abi.md 7.1 and 9).  Plain Tests: ktest_require() skips every KTEST
+ * on such a caller.
+ */
+static void noproc_require(void)
+{
+	if (access(kt_device(), F_OK))
+		cr_skip_test("no %s (KEVENT_DEVICE): run through tests/vm/guest", kt_device());
+	if (!kt_fuse_without_process_memory())
+		cr_skip_test("only on fuse where the daemon may not use this caller's memory (the "
+			     "guest's ptrace_scope=3 boot); backend here: %s, with process memory "
+			     "or a retry path", kt_backend_name(kt_backend()));
+}
+
+Test(noproc, ctl_get_events_info_fail_eperm__rev1, .timeout = KTEST_TIMEOUT)
+{
+	struct ukevent uk[2] = { kt_uk_timer(1, 0, 7), kt_uk_timer(1, 0, 8) }, out[4], pristine[4];
+	struct kevent_info info;
+	int kfd, r;
+
+	noproc_require();
+	kfd = open(kt_device(), O_RDWR | O_CLOEXEC);
+	cr_assert(kfd >= 0, "open(%s): %s", kt_device(), strerror(errno));
+	memset(out, 0xa5, sizeof(out));
+	memcpy(pristine, out, sizeof(out));
+	errno = 0;
+	r = kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk);
+	cr_assert(r == -1 && errno == EPERM, "CTL ADD of 2: %d (%s), want -1 EPERM", r, strerror(errno));
+	errno = 0;
+	r = kevent_get_events(kfd, 1, 4, 3600ULL * 1000000000ULL, out, 0);
+	cr_assert(r == -1 && errno == EPERM, "GET_EVENTS min 1 max 4, 1 h: %d (%s), want -1 EPERM at once",
+		  r, strerror(errno));
+	cr_assert(!memcmp(out, pristine, sizeof(out)), "GET_EVENTS wrote into the array it refused");
+	errno = 0;
+	r = kevent_info(kfd, &info);
+	cr_assert(r == -1 && errno == EPERM, "INFO: %d (%s), want -1 EPERM", r, strerror(errno));
+	close(kfd);
+}

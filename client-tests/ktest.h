@@ -56,6 +56,10 @@
 int kt_rev(void);
 /* The generated wrapper: sets kt_rev() and skips what cannot run (above). */
 void ktest_require(int rev);
+/* fuse, and the daemon may not use this caller's memory: every ioctl,
+ * INFO too, fails EPERM (abi.md 7.1, 9).  ktest_require() skips every
+ * KTEST then, with that reason; the noproc/ tests check the refusal. */
+int kt_fuse_without_process_memory(void);
 
 /* Preprocessor plumbing: KT_LE(k, x) is 1 when 1 <= x <= k, else 0. */
 #define KT_CAT(a, b) KT_CAT_(a, b)

@@ -14,15 +14,20 @@
  * drained by GET_EVENTS at batch 1, 64 and 4095 (events/s, median of
  * the drain rounds, default 3); target: batch 64 delivers at least 30x batch 1.
  *
- * Runs in the guest on the CUSE backend (noop-cuse is taken from the
- * directory of this program); scripts/bench runs it there, in the one
- * guest boot of all guest benchmarks, with two vCPUs so that the guest
- * boots with clocksource=tsc (design.md C4), and puts its figures in
- * bench/results/REPORT.md:
+ * Runs on the device it is given (KEVENT_DEVICE), on either front end of
+ * the daemon: on CUSE (in the guest) next to noop-cuse, taken from the
+ * directory of this program; on fuse (kevent-cuse --fuse, natively as
+ * root) next to noop-fuse (bench/fuse/noop-fuse.c, taken from ../fuse/),
+ * a one-file FUSE filesystem mounted on a temporary directory whose ioctl
+ * handler makes the same transfers.  scripts/bench runs it on CUSE in the
+ * one guest boot of all guest benchmarks, with two vCPUs so that the guest
+ * boots with clocksource=tsc (design.md C4), and on fuse on the host; it
+ * puts the figures in bench/results/REPORT.md:
  *   scripts/bench            (or: scripts/bench --quick, a short pass)
  * Usage: bench-daemon-ioctl [rounds [iterations [drain_rounds]]]   (default 15 300 3)
+ * drain_rounds 0 leaves the batch effect out.
  * Exit 0 when it measured (a benchmark, not a test: a missed target is
- * printed, not failed), 77 off CUSE or without the process-memory path.
+ * printed, not failed), 77 off kevent-cuse or without the process-memory path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +49,10 @@
 #define MAX_DRAIN_ROUNDS 9
 #define NOOP_DEV "/dev/kevent-noop"
 
+static const char *noop_name = "noop-cuse";
+static char noop_path[PATH_MAX] = NOOP_DEV;	/* the no-op server's file */
+static char noop_mnt[64];			/* fuse: its mount point */
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -60,7 +69,8 @@ static void die(const char *what)
 	exit(1);
 }
 
-static pid_t start_noop(void)
+/* CUSE: noop-cuse NAME makes /dev/NAME; fuse: noop-fuse MNT serves MNT/kevent. */
+static pid_t start_noop(int fuse)
 {
 	char self[PATH_MAX], path[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -69,17 +79,37 @@ static pid_t start_noop(void)
 	if (n < 0)
 		die("readlink /proc/self/exe");
 	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/noop-cuse", dirname(self));
+	if (fuse) {
+		noop_name = "noop-fuse";
+		strcpy(noop_mnt, "/tmp/kevent-noop-fuse.XXXXXX");
+		if (!mkdtemp(noop_mnt))
+			die("mkdtemp");
+		snprintf(noop_path, sizeof(noop_path), "%s/kevent", noop_mnt);
+		snprintf(path, sizeof(path), "%s/../fuse/noop-fuse", dirname(self));
+	} else {
+		snprintf(path, sizeof(path), "%s/noop-cuse", dirname(self));
+	}
 	pid = fork();
 	if (pid == 0) {
-		execl(path, path, NOOP_DEV + 5, (char *)NULL);
+		if (fuse)
+			execl(path, path, noop_mnt, (char *)NULL);
+		else
+			execl(path, path, NOOP_DEV + 5, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 250 && access(NOOP_DEV, F_OK); i++)
+	for (int i = 0; i < 250 && access(noop_path, F_OK); i++)
 		usleep(20000);
-	if (access(NOOP_DEV, F_OK))
-		die("noop-cuse did not create " NOOP_DEV);
+	if (access(noop_path, F_OK))
+		die("the no-op server did not make its file");
 	return pid;
+}
+
+static void stop_noop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	if (noop_mnt[0])
+		rmdir(noop_mnt);
 }
 
 static struct ukevent timer(__u32 cookie)
@@ -223,20 +253,20 @@ int main(int argc, char **argv)
 		iters = 300;
 	if (argc > 3)
 		drain_rounds = atoi(argv[3]);
-	if (drain_rounds < 1 || drain_rounds > MAX_DRAIN_ROUNDS)
+	if (drain_rounds < 0 || drain_rounds > MAX_DRAIN_ROUNDS)
 		drain_rounds = 3;
 	fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || kevent_info(fd, &info))
 		return perror("bench-daemon-ioctl: open"), 77;
-	if (info.backend != KEVENT_BACKEND_CUSE || !(info.features & KEVENT_FEAT_PROCESS_VM) ||
-	    !(info.features & KEVENT_FEAT_FD_ORIGINS)) {
+	if ((info.backend != KEVENT_BACKEND_CUSE && info.backend != KEVENT_BACKEND_FUSE) ||
+	    !(info.features & KEVENT_FEAT_PROCESS_VM) || !(info.features & KEVENT_FEAT_FD_ORIGINS)) {
 		printf("bench-daemon-ioctl: not kevent-cuse on its process-memory path: skip\n");
 		return 77;
 	}
-	pid = start_noop();
-	noop = open(NOOP_DEV, O_RDWR | O_CLOEXEC);
+	pid = start_noop(info.backend == KEVENT_BACKEND_FUSE);
+	noop = open(noop_path, O_RDWR | O_CLOEXEC);
 	if (noop < 0 || pipe2(p, O_CLOEXEC))
-		die("open " NOOP_DEV);
+		die("open of the no-op server's file");
 	memset(&pk, 0, sizeof(pk));
 	pk.type = KEVENT_POLL;
 	pk.event = KEVENT_POLL_POLLIN;
@@ -260,12 +290,12 @@ int main(int argc, char **argv)
 		rc[r] = kc[r] / nc[r];
 		rg[r] = kg[r] / ng[r];
 	}
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	close(noop);
+	stop_noop(pid);
 	mkc = bench_median(kc, rounds), mnc = bench_median(nc, rounds);
 	mkg = bench_median(kg, rounds), mng = bench_median(ng, rounds);
-	printf("# per-ioctl cost, kevent-cuse vs noop-cuse (same transfers), median of %d interleaved rounds of %d\n",
-	       rounds, iters);
+	printf("# per-ioctl cost, kevent-cuse (%s) vs %s (same transfers), median of %d interleaved rounds of %d\n",
+	       info.backend == KEVENT_BACKEND_FUSE ? "fuse" : "cuse", noop_name, rounds, iters);
 	printf("CTL (1 entry)      kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkc / 1e3,
 	       mnc / 1e3, mkc / mnc, mkc / mnc > 1.2 ? "  (above the 1.2 target)" : "");
 	printf("GET_EVENTS (1)     kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkg / 1e3,
@@ -275,6 +305,7 @@ int main(int argc, char **argv)
 	bench_sort(rg, rounds);
 	printf("round ratios CTL median %.2f min %.2f max %.2f; GET_EVENTS median %.2f min %.2f max %.2f\n",
 	       rc[rounds / 2], rc[0], rc[rounds - 1], rg[rounds / 2], rg[0], rg[rounds - 1]);
-	drain_bench(dev);
+	if (drain_rounds)
+		drain_bench(dev);
 	return 0;
 }

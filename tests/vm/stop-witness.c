@@ -103,6 +103,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	probe = open_dev(dev);
+	if (probe >= 0 && kevent_info(probe, &info) < 0 && errno == EPERM) {
+		/* fuse refusing this caller's memory (abi.md 7.1, 9): no call parks. */
+		printf("stop-witness: INFO fails EPERM (fuse without process memory for this "
+		       "caller, abi.md 9): nothing can park: skip\n");
+		return 77;
+	}
 	if (probe < 0 || kevent_info(probe, &info) < 0)
 		return fail("open/INFO");
 	fuse = info.backend == KEVENT_BACKEND_FUSE;
