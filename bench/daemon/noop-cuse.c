@@ -20,19 +20,7 @@
 #include <fuse_lowlevel.h>
 #include <linux/kevent.h>
 
-static int peek(pid_t pid, __u64 addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int poke(pid_t pid, __u64 addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
+#include "../noop-ioctl.h"
 
 static void noop_open(fuse_req_t req, struct fuse_file_info *fi)
 {
@@ -42,30 +30,8 @@ static void noop_open(fuse_req_t req, struct fuse_file_info *fi)
 static void noop_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		       unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
-	pid_t pid = fuse_req_ctx(req)->pid;
-	__u64 uarg = (__u64)(uintptr_t)arg;
-	struct kevent_get_events_arg get;
-	struct kevent_ctl_arg ctl;
-	struct ukevent uk;
-
 	(void)fi, (void)flags, (void)in_buf, (void)in_bufsz, (void)out_bufsz;
-	switch ((unsigned int)cmd) {
-	case KEVENT_IOC_CTL:
-		if (peek(pid, uarg, &ctl, sizeof(ctl)) || peek(pid, ctl.events, &uk, sizeof(uk)))
-			break;
-		fuse_reply_ioctl(req, 0, NULL, 0);
-		return;
-	case KEVENT_IOC_GET_EVENTS:
-		if (peek(pid, uarg, &get, sizeof(get)) || peek(pid, get.events, &uk, sizeof(uk)) ||
-		    poke(pid, get.events, &uk, sizeof(uk)))
-			break;
-		fuse_reply_ioctl(req, 1, NULL, 0);
-		return;
-	default:
-		fuse_reply_err(req, ENOTTY);
-		return;
-	}
-	fuse_reply_err(req, EFAULT);
+	noop_answer(req, (unsigned int)cmd, arg);
 }
 
 static const struct cuse_lowlevel_ops noop_ops = {

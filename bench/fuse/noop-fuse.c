@@ -23,22 +23,10 @@
 #include <fuse_lowlevel.h>
 #include <linux/kevent.h>
 
+#include "../noop-ioctl.h"
+
 #define FILE_INO 2
 #define WORKERS 16	/* the daemon's default --workers (KC_DEFAULT_WORKERS) */
-
-static int peek(pid_t pid, __u64 addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int poke(pid_t pid, __u64 addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
 
 static void stat_of(fuse_ino_t ino, struct stat *st)
 {
@@ -84,30 +72,8 @@ static void noop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *a
 		       struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
 		       size_t in_bufsz, size_t out_bufsz)
 {
-	pid_t pid = fuse_req_ctx(req)->pid;
-	__u64 uarg = (__u64)(uintptr_t)arg;
-	struct kevent_get_events_arg get;
-	struct kevent_ctl_arg ctl;
-	struct ukevent uk;
-
 	(void)ino, (void)fi, (void)flags, (void)in_buf, (void)in_bufsz, (void)out_bufsz;
-	switch (cmd) {
-	case KEVENT_IOC_CTL:
-		if (peek(pid, uarg, &ctl, sizeof(ctl)) || peek(pid, ctl.events, &uk, sizeof(uk)))
-			break;
-		fuse_reply_ioctl(req, 0, NULL, 0);
-		return;
-	case KEVENT_IOC_GET_EVENTS:
-		if (peek(pid, uarg, &get, sizeof(get)) || peek(pid, get.events, &uk, sizeof(uk)) ||
-		    poke(pid, get.events, &uk, sizeof(uk)))
-			break;
-		fuse_reply_ioctl(req, 1, NULL, 0);
-		return;
-	default:
-		fuse_reply_err(req, ENOTTY);
-		return;
-	}
-	fuse_reply_err(req, EFAULT);
+	noop_answer(req, cmd, arg);
 }
 
 static const struct fuse_lowlevel_ops noop_ops = {
