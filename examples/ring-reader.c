@@ -120,14 +120,14 @@ int main(int argc, char **argv)
 	if (shm)
 		printf("also mapped the KEVENT_IOC_RING_SHM object: both views must agree\n");
 
-	/* ONESHOT timers of 20, 40, 60 ms and the read end of an empty pipe. */
+	/* ONESHOT timers of 200, 400, 600 ms and the read end of an empty pipe. */
 	memset(uk, 0, sizeof(uk));
 	for (int i = 0; i < NEVENTS; i++) {
 		int timer = i < NEVENTS - 1;
 
 		uk[i].type = timer ? KEVENT_TIMER : KEVENT_POLL;
 		uk[i].event = timer ? KEVENT_TIMER_FIRED : KEVENT_POLL_POLLIN;
-		uk[i].id.raw[0] = timer ? (__u32)(20 * (i + 1)) : (__u32)pfd[0];	/* timer: the period */
+		uk[i].id.raw[0] = timer ? (__u32)(200 * (i + 1)) : (__u32)pfd[0];	/* timer: the period */
 		uk[i].req_flags = KEVENT_REQ_ONESHOT;
 		uk[i].user[0] = i;
 	}
