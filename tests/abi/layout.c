@@ -98,7 +98,9 @@ struct take13_kevent_mring {
 	X(type_poll, KEVENT_POLL == 3) \
 	X(type_naio, KEVENT_NAIO == 4) \
 	X(type_aio, KEVENT_AIO == 5) \
-	X(type_max, KEVENT_MAX == 6) \
+	X(type_max, KEVENT_MAX == 10) \
+	X(type_posix_timer, KEVENT_POSIX_TIMER == 8) \
+	X(type_user, KEVENT_USER == 9) \
 	X(timer_fired, KEVENT_TIMER_FIRED == 0x1) \
 	X(socket_recv, KEVENT_SOCKET_RECV == 0x1) \
 	X(socket_accept, KEVENT_SOCKET_ACCEPT == 0x2) \
@@ -172,8 +174,30 @@ struct take13_kevent_mring {
 	X(wrappers_mult8, sizeof(struct kevent_ctl_arg) % 8 == 0 && sizeof(struct kevent_get_events_arg) % 8 == 0 && \
 	  sizeof(struct kevent_info) % 8 == 0 && sizeof(struct kevent_ring_shm) % 8 == 0 && sizeof(struct kevent_set_abi) % 8 == 0 && \
 	  sizeof(struct kevent_fault) % 8 == 0 && sizeof(struct kevent_ring_init) % 8 == 0 && \
-	  sizeof(struct kevent_wait_arg) % 8 == 0 && sizeof(struct kevent_commit_arg) % 8 == 0) \
-	X(abi_revision, KEVENT_ABI_REVISION == 2) \
+	  sizeof(struct kevent_wait_arg) % 8 == 0 && sizeof(struct kevent_commit_arg) % 8 == 0 && \
+	  sizeof(struct kevent_ctl_ext_arg) % 8 == 0) \
+	X(abi_revision, KEVENT_ABI_REVISION == 3) \
+	X(ctl_query, KEVENT_CTL_QUERY == 4) \
+	X(ctl_ext_size, sizeof(struct kevent_ctl_ext_arg) == KEVENT_CTL_ARG_SIZE_VER1 && KEVENT_CTL_ARG_SIZE_VER1 == 24) \
+	X(ctl_ext_cmd, offsetof(struct kevent_ctl_ext_arg, cmd) == 0) \
+	X(ctl_ext_num, offsetof(struct kevent_ctl_ext_arg, num) == 4) \
+	X(ctl_ext_events, offsetof(struct kevent_ctl_ext_arg, events) == 8) \
+	X(ctl_ext_ioc_flags, offsetof(struct kevent_ctl_ext_arg, ioc_flags) == 16) \
+	X(ctl_ext_pad, offsetof(struct kevent_ctl_ext_arg, __pad) == 20) \
+	X(ctl_ext_flag, KEVENT_CTL_EXT == 0x1 && KEVENT_CTL_IOC_FLAGS == 0x1) \
+	X(ioc_ctl_ext, KEVENT_IOC_CTL_EXT == _IOW(0xBE, 1, struct kevent_ctl_ext_arg) && _IOC_SIZE(KEVENT_IOC_CTL_EXT) == 24) \
+	X(clock_ids, KEVENT_CLOCK_REALTIME == 0 && KEVENT_CLOCK_MONOTONIC == 1 && KEVENT_CLOCK_BOOTTIME == 7) \
+	X(timer_abstime, KEVENT_TIMER_ABSTIME == 0x1) \
+	X(timer_min_interval, KEVENT_TIMER_MIN_INTERVAL_NS == 100000) \
+	X(timer_spec_size, sizeof(struct kevent_timer_spec) == 40 && _Alignof(struct kevent_timer_spec) == 8) \
+	X(timer_spec_clock, offsetof(struct kevent_timer_spec, clock) == 0) \
+	X(timer_spec_flags, offsetof(struct kevent_timer_spec, flags) == 4) \
+	X(timer_spec_value, offsetof(struct kevent_timer_spec, value) == 8) \
+	X(timer_spec_interval, offsetof(struct kevent_timer_spec, interval) == 24) \
+	X(ukevent_ext_size, sizeof(struct ukevent_ext) == 80 && _Alignof(struct ukevent_ext) == 8) \
+	X(ukevent_ext_ev, offsetof(struct ukevent_ext, ev) == 0) \
+	X(ukevent_ext_ext, offsetof(struct ukevent_ext, ext) == 40 && sizeof(((struct ukevent_ext *)0)->ext) == 40) \
+	X(feat_rev3, KEVENT_FEAT_POSIX_TIMER == 0x100 && KEVENT_FEAT_USER == 0x200) \
 	X(abi_revision_lowest, KEVENT_ABI_REVISION_LOWEST == 1) \
 	X(poll_rdhup, KEVENT_POLL_POLLRDHUP == 0x2000) \
 	X(req_always_queue, KEVENT_REQ_ALWAYS_QUEUE == 0x10) \

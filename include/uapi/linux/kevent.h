@@ -41,7 +41,7 @@
  * and docs/abi.md section 11 records it.  INFO's abi_revision is the highest
  * level the backend serves (docs/abi-change.md 3).
  */
-#define KEVENT_ABI_REVISION		2
+#define KEVENT_ABI_REVISION		3
 /* The lowest level every backend serves (INFO's abi_lowest may say more). */
 #define KEVENT_ABI_REVISION_LOWEST	1
 
@@ -52,10 +52,16 @@
 #define KEVENT_POLL			3
 #define KEVENT_NAIO			4	/* reserved: fails per entry */
 #define KEVENT_AIO			5	/* reserved: fails per entry */
-#define KEVENT_MAX			6
+					/* 6, 7: take24 PIPE, take26 SIGNAL; not served */
+#define KEVENT_POSIX_TIMER		8	/* rev 3: clock, ns, ABSTIME, counts (D58) */
+#define KEVENT_USER			9	/* rev 3: made ready by READY only (D62) */
+#define KEVENT_MAX			10	/* take13: 6; a type not in INFO's */
+						/* supported_types fails per entry */
 
-/* ukevent.event for KEVENT_TIMER */
+/* ukevent.event for KEVENT_TIMER and KEVENT_POSIX_TIMER */
 #define KEVENT_TIMER_FIRED		0x1
+
+/* ukevent.event for KEVENT_USER: any 32-bit value (D62) */
 
 /* ukevent.event for KEVENT_SOCKET */
 #define KEVENT_SOCKET_RECV		0x1
@@ -107,6 +113,8 @@
 #define KEVENT_CTL_REMOVE		1
 #define KEVENT_CTL_MODIFY		2
 #define KEVENT_CTL_READY		3	/* rev 2 (take26): mark ready; num 0 wakes one waiter */
+#define KEVENT_CTL_QUERY		4	/* rev 3: read a POSIX timer's setting, needs */
+						/* KEVENT_CTL_EXT entries (D61) */
 
 /*
  * Per queue: ADD fails whole when kevent_num + num >= KEVENT_MAX_EVENTS, so
@@ -207,6 +215,42 @@ struct kevent_timespec {
 					 KEVENT_FLAGS_NO_TIMEOUT)
 
 /*
+ * Revision 3: a POSIX timer's setting (D58, D59), the extension of its
+ * entry.  The clock ids are Linux's values, fixed here as ABI constants
+ * (D30's rule).  value: the first expiry, relative to the ADD/MODIFY, or
+ * absolute on the timer's clock with KEVENT_TIMER_ABSTIME; {0, 0}: disarmed.
+ * interval: the period after the first expiry; {0, 0}: one expiry only;
+ * otherwise at least KEVENT_TIMER_MIN_INTERVAL_NS.  Both timespecs follow
+ * struct kevent_timespec's rules (-EINVAL otherwise, that entry).
+ */
+#define KEVENT_CLOCK_REALTIME		0
+#define KEVENT_CLOCK_MONOTONIC		1
+#define KEVENT_CLOCK_BOOTTIME		7
+#define KEVENT_TIMER_ABSTIME		0x1	/* value is absolute on the clock */
+#define KEVENT_TIMER_MIN_INTERVAL_NS	100000	/* 100 us (D59) */
+
+struct kevent_timer_spec {
+	__u32 clock;			/* KEVENT_CLOCK_* */
+	__u32 flags;			/* KEVENT_TIMER_ABSTIME; QUERY writes 0 */
+	struct kevent_timespec value;	/* first expiry; QUERY: time left */
+	struct kevent_timespec interval;	/* period; {0, 0}: one expiry */
+};
+
+/*
+ * Revision 3: a CTL entry with an extension, used when KEVENT_CTL_EXT is
+ * set.  ext.timer for KEVENT_POSIX_TIMER (ADD: required; MODIFY: re-arms;
+ * QUERY: written back); for every other type ext must be all zero (that
+ * entry -EINVAL) and is written back as passed.
+ */
+struct ukevent_ext {
+	struct ukevent ev;
+	union {
+		struct kevent_timer_spec timer;
+		__u64 __raw[5];
+	} ext;
+};
+
+/*
  * ioctl transport.  Magic 0xBE is not in the kernel's ioctl-number list.
  * Every wrapper struct begins a new size version at *_SIZE_VER0; fields are
  * only appended and a zero field means the old behaviour.  Reserved fields
@@ -222,6 +266,26 @@ struct kevent_ctl_arg {
 	__u64 events;			/* user address of the ukevent array */
 };
 #define KEVENT_CTL_ARG_SIZE_VER0	16
+
+/*
+ * KEVENT_IOC_CTL_EXT (revision 3, D60): the same ioctl number with the CTL
+ * wrapper's VER1 size.  struct kevent_ctl_arg stays 16 bytes, so
+ * KEVENT_IOC_CTL and every program written against it keep their exact
+ * meaning.  With ioc_flags KEVENT_CTL_EXT, events is an array of num
+ * struct ukevent_ext (80 bytes each), read and written back whole; with
+ * ioc_flags 0 the call is KEVENT_IOC_CTL.  KEVENT_CTL_EXT on a queue below
+ * revision 3, unknown ioc_flags bits or __pad != 0: -EINVAL.
+ */
+struct kevent_ctl_ext_arg {
+	__u32 cmd;			/* KEVENT_CTL_* */
+	__u32 num;			/* number of entries at events */
+	__u64 events;			/* user address of the entry array */
+	__u32 ioc_flags;		/* KEVENT_CTL_EXT */
+	__u32 __pad;			/* must be 0 */
+};
+#define KEVENT_CTL_ARG_SIZE_VER1	24
+#define KEVENT_CTL_EXT			0x1	/* rev 3: entries are struct ukevent_ext */
+#define KEVENT_CTL_IOC_FLAGS		KEVENT_CTL_EXT
 
 /*
  * KEVENT_IOC_GET_EVENTS: returns the number of ukevents copied to events.
@@ -262,6 +326,8 @@ struct kevent_get_events_arg {
 #define KEVENT_FEAT_FAULT_INJECT	0x40	/* KEVENT_IOC_FAULT answers (tests only) */
 #define KEVENT_FEAT_URING		0x80	/* rev 2: this caller may register a */
 						/* kevent_uring (process memory path) */
+#define KEVENT_FEAT_POSIX_TIMER		0x100	/* rev 3 queue: KEVENT_POSIX_TIMER, QUERY */
+#define KEVENT_FEAT_USER		0x200	/* rev 3 queue: KEVENT_USER */
 
 /* Index of kevent_info.limits[]: per-uid caps and use (B7). */
 #define KEVENT_LIMIT_QUEUES		0
@@ -334,7 +400,7 @@ struct kevent_ring_shm {
  * on the queue (-EBUSY after).  revision must be one the backend serves
  * (-EINVAL otherwise): INFO's abi_lowest up to abi_revision.
  * KEVENT_ABI_STRICT makes the 2006 fields strict too: unknown req_flags bits
- * fail that entry with -EINVAL.  KEVENT_ABI_EINTR (revision 2 only, -EINVAL
+ * fail that entry with -EINVAL.  KEVENT_ABI_EINTR (revision 2 and later, -EINVAL
  * with 1): a signal ends a blocked GET_EVENTS or WAIT of this queue with
  * -EINTR instead of returning what is ready (D22; docs/abi.md D47).
  */
@@ -421,6 +487,7 @@ struct kevent_fault {
 
 #define KEVENT_IOC_INFO		_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_INFO, struct kevent_info)
 #define KEVENT_IOC_CTL		_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, struct kevent_ctl_arg)
+#define KEVENT_IOC_CTL_EXT	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, struct kevent_ctl_ext_arg)
 #define KEVENT_IOC_GET_EVENTS	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS, struct kevent_get_events_arg)
 #define KEVENT_IOC_RING_SHM	_IOR(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_RING_SHM, struct kevent_ring_shm)
 #define KEVENT_IOC_SET_ABI	_IOW(KEVENT_IOC_MAGIC, KEVENT_IOC_NR_SET_ABI, struct kevent_set_abi)
