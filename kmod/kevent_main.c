@@ -1205,7 +1205,7 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 {
 	memset(info, 0, sizeof(*info));
 	info->size = min(usize, sizeof(*info));
-	info->abi_revision = KEVENT_ABI_REVISION;
+	info->abi_revision = KQ_REV_HIGHEST;
 	info->backend = KEVENT_BACKEND_MODULE;
 	/* copy_to_user reaches every caller's memory: a ring always works. */
 	info->features = KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS |
@@ -1248,7 +1248,7 @@ static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 	long ret = 0;
 
 	/* A12: every revision served, abi_lowest .. INFO's abi_revision. */
-	if (a->revision < KEVENT_ABI_REVISION_LOWEST || a->revision > KEVENT_ABI_REVISION ||
+	if (a->revision < KEVENT_ABI_REVISION_LOWEST || a->revision > KQ_REV_HIGHEST ||
 	    (a->flags & ~KEVENT_ABI_FLAGS) || a->__reserved)
 		return -EINVAL;
 	/* D47: the EINTR opt-in is a revision-2 rule. */
@@ -1616,7 +1616,7 @@ static int __init kevent_init(void)
 	}
 	kevent_debugfs_init();
 	pr_info("/dev/kevent registered (minor %d), ABI revision %d\n",
-		kevent_misc.minor, KEVENT_ABI_REVISION);
+		kevent_misc.minor, KQ_REV_HIGHEST);
 	return 0;
 out:
 	if (kevent_wq)

@@ -19,6 +19,13 @@
 
 #define KEVENT_HASH_BITS	8	/* take13: 256 buckets on id.raw[0] */
 
+/*
+ * The revisions this module serves (INFO's abi_revision, SET_ABI's range).
+ * Raised in the commit that implements a level, never by the header alone
+ * (docs/abi-change.md 3).
+ */
+#define KQ_REV_HIGHEST		2
+
 /* kevent.flags, under queue->ready_lock */
 #define KEV_READY	0x1	/* on queue->ready */
 #define KEV_ZOMBIE	0x2	/* ONESHOT delivered: invisible, waits for reaping */
