@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,18 +417,42 @@ void kinode_handle_inotify(void)
 
 /* ---- fanotify ---- */
 
-static int kinode_fid_of(const struct fanotify_event_info_fid *fid, struct kinode_fh *out)
-{
-	const struct file_handle *fh = (const void *)fid->handle;
+/*
+ * One information record of a fanotify event, read field by field.  The
+ * kernel packs events and records back to back, and a FID record is as long
+ * as its handle, so after the first record nothing is aligned: every
+ * multi-byte field is copied out, never read in place.
+ */
+struct kinode_rec {
+	__u8 type;			/* FAN_EVENT_INFO_TYPE_* */
+	struct kinode_fh fh;
+	const char *name;		/* DFID_NAME: the entry, NUL-terminated */
+};
 
-	if (fh->handle_bytes > KI_HANDLE_MAX)
+/* Parses the record at p; returns its length, or -EINVAL if malformed. */
+static int kinode_rec_parse(const char *p, const char *end, struct kinode_rec *r)
+{
+	struct fanotify_event_info_fid fid;
+	struct file_handle fh;
+	const char *handle = p + sizeof(fid) + sizeof(fh);
+
+	if (end - p < (ptrdiff_t)(sizeof(fid) + sizeof(fh)))
 		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	memcpy(&out->fsid, &fid->fsid, sizeof(out->fsid));
-	out->bytes = fh->handle_bytes;
-	out->type = fh->handle_type;
-	memcpy(out->h, fh->f_handle, fh->handle_bytes);
-	return 0;
+	memcpy(&fid, p, sizeof(fid));
+	memcpy(&fh, p + sizeof(fid), sizeof(fh));
+	if (fid.hdr.len < sizeof(fid) + sizeof(fh) || fid.hdr.len > end - p ||
+	    fh.handle_bytes > KI_HANDLE_MAX || fh.handle_bytes > fid.hdr.len - sizeof(fid) - sizeof(fh))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->type = fid.hdr.info_type;
+	memcpy(&r->fh.fsid, &fid.fsid, sizeof(r->fh.fsid));
+	r->fh.bytes = fh.handle_bytes;
+	r->fh.type = fh.handle_type;
+	memcpy(r->fh.h, handle, fh.handle_bytes);
+	if (r->type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+	    memchr(handle + fh.handle_bytes, 0, p + fid.hdr.len - handle - fh.handle_bytes))
+		r->name = handle + fh.handle_bytes;
+	return fid.hdr.len;
 }
 
 /*
@@ -435,27 +460,22 @@ static int kinode_fid_of(const struct fanotify_event_info_fid *fid, struct kinod
  * parent directory with the entry's name, except that an event on a
  * directory itself comes as DFID_NAME with the name ".".
  */
-static int kinode_record_is_self(const struct fanotify_event_info_fid *fid)
+static int kinode_record_is_self(const struct kinode_rec *r)
 {
-	const struct file_handle *fh = (const void *)fid->handle;
-	const char *name = (const char *)fh->f_handle + fh->handle_bytes;
-
-	if (fid->hdr.info_type == FAN_EVENT_INFO_TYPE_FID)
+	if (r->type == FAN_EVENT_INFO_TYPE_FID)
 		return 1;
-	return fid->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && !strcmp(name, ".");
+	return r->type == FAN_EVENT_INFO_TYPE_DFID_NAME && r->name && !strcmp(r->name, ".");
 }
 
-static void kinode_fanotify_record(const struct fanotify_event_info_fid *fid, __u64 mask)
+static void kinode_fanotify_record(const struct kinode_rec *r, __u64 mask)
 {
-	int self = kinode_record_is_self(fid);
-	struct kinode_fh fh;
+	int self = kinode_record_is_self(r);
 	struct kinode_obj *o;
 
-	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID &&
-	    fid->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID &&
-	    fid->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME)
+	if (r->type != FAN_EVENT_INFO_TYPE_FID && r->type != FAN_EVENT_INFO_TYPE_DFID &&
+	    r->type != FAN_EVENT_INFO_TYPE_DFID_NAME)
 		return;
-	if (kinode_fid_of(fid, &fh) < 0 || !(o = kinode_find_fh(&fh)))
+	if (!(o = kinode_find_fh(&r->fh)))
 		return;
 	if (!self && (mask & (FAN_CREATE | FAN_MOVED_TO)))
 		kinode_fire_all(o, KEVENT_INODE_CREATE, 0);
@@ -467,19 +487,17 @@ static void kinode_fanotify_record(const struct fanotify_event_info_fid *fid, __
 		kinode_self_event(o, 1);
 }
 
-static void kinode_fanotify_event(const struct fanotify_event_metadata *md)
+/* ev: the event's first byte in the read buffer; md: its metadata, copied. */
+static void kinode_fanotify_event(const char *ev, const struct fanotify_event_metadata *md)
 {
-	const char *p = (const char *)md + md->metadata_len;
-	const char *end = (const char *)md + md->event_len;
+	const char *p = ev + md->metadata_len;
+	const char *end = ev + md->event_len;
+	struct kinode_rec r;
+	int len;
 
-	while (p + sizeof(struct fanotify_event_info_header) <= end) {
-		const struct fanotify_event_info_fid *fid = (const void *)p;
-
-		if (fid->hdr.len < sizeof(*fid) + sizeof(struct file_handle) ||
-		    p + fid->hdr.len > end)
-			break;
-		p += fid->hdr.len;
-		kinode_fanotify_record(fid, md->mask);
+	while (p < end && (len = kinode_rec_parse(p, end, &r)) > 0) {
+		p += len;
+		kinode_fanotify_record(&r, md->mask);
 	}
 }
 
@@ -489,15 +507,20 @@ void kinode_handle_fanotify(void)
 	ssize_t n;
 
 	while ((n = read(ki.fan_fd, buf, sizeof(buf))) > 0) {
-		const struct fanotify_event_metadata *md = (const void *)buf;
+		struct fanotify_event_metadata md;
+		size_t off = 0;
 
-		while (FAN_EVENT_OK(md, n)) {
+		while (off + sizeof(md) <= (size_t)n) {
+			memcpy(&md, buf + off, sizeof(md));
+			if (md.event_len < sizeof(md) || md.metadata_len > md.event_len ||
+			    md.event_len > (size_t)n - off)
+				break;
 			/* FID mode: fd is always FAN_NOFD; the mask says overflow. */
-			if (md->vers == FANOTIFY_METADATA_VERSION && (md->mask & FAN_Q_OVERFLOW))
+			if (md.vers == FANOTIFY_METADATA_VERSION && (md.mask & FAN_Q_OVERFLOW))
 				kinode_overflow(KORIGINS_INODE_FANOTIFY);
-			else if (md->vers == FANOTIFY_METADATA_VERSION)
-				kinode_fanotify_event(md);
-			md = FAN_EVENT_NEXT(md, n);
+			else if (md.vers == FANOTIFY_METADATA_VERSION)
+				kinode_fanotify_event(buf + off, &md);
+			off += md.event_len;
 		}
 	}
 }
