@@ -9,21 +9,27 @@ The command line: --help and --version print and exit 0; an unknown
 option, a bad value, --link without --fuse and a --max-running that does
 not fit --workers exit 64 and say which option; --no-process-vm with --fuse
 exits 64 (a FUSE file has no retry path); a daemon started by another uid
-exits 77 ("must run as root"); a --shm-dir that is not on tmpfs exits 71.
+exits 77 ("must run as root"); a --shm-dir that is not on tmpfs exits 71;
+--fuse on a file, --link on a file that is no symlink or in a missing
+directory exit 69 and leave no mount; with --syslog nothing reaches stderr.
 
---trace: a daemon with `--fuse MNT --trace` serves one client (this
-script, through ioctl(2) on MNT/kevent): INFO, a CTL ADD of a POLL kevent
-on a pipe with data, GET_EVENTS that returns it, a CTL with an unknown
-command (EINVAL), and a GET_EVENTS that parks and whose caller is killed.
-The daemon's log must name each ioctl with its decoded fields, the ukevents
-going in and out, each result (the errno by name), the park and the
-interrupt.
+--trace: a daemon with `--fuse MNT --trace` on a ring directory holding a
+stale ring object (removed at the start, other files kept) serves one
+client (this script, through ioctl(2) on MNT/kevent): INFO, a CTL ADD of a
+POLL kevent on an empty pipe, GET_EVENTS that returns it once the pipe has
+data, a CTL with an unknown command (EINVAL), and a GET_EVENTS that parks
+and whose caller is killed.  The daemon's log must name each ioctl with its
+decoded fields, the ukevents going in and out, each result (the errno by
+name), the park and the interrupt.  The mount holds one file: readdir,
+lookup, chmod and an ioctl on the directory are checked too.
+--fuse-debug dumps libfuse's requests (LOOKUP, OPEN) and no trace lines.
 
 Prints TAP.  Without /dev/fuse or root it prints `1..0 # SKIP reason` and
 exits 77 (the option checks need no mount but share the daemon's start).
 """
 import argparse
 import ctypes
+import errno
 import fcntl
 import os
 import re
@@ -104,6 +110,23 @@ def start_checks(exe, work, t):
     rc, _, err = run(exe, '--foreground', '--fuse', work, '--no-process-vm')
     t.check('no_process_vm_with_fuse', rc == 64 and 'no ioctl retry path' in err,
             f'rc {rc} (want 64), stderr {err!r}')
+    regular = os.path.join(work, 'regular')
+    open(regular, 'w').close()
+    rc, _, err = run(exe, '--foreground', '--fuse', regular)
+    t.check('fuse_dir_not_a_directory', rc == 69 and 'not a directory' in err,
+            f'rc {rc} (want 69), stderr {err!r}')
+    rc, out, err = run(exe, '--foreground', '--syslog', '--fuse', regular)
+    t.check('syslog_not_stderr', rc == 69 and out == '' and err == '',
+            f'rc {rc} (want 69 and nothing on stdout or stderr), stderr {err!r}')
+    mnt = os.path.join(work, 'mnt-link')
+    os.mkdir(mnt)
+    rc, _, err = run(exe, '--foreground', '--fuse', mnt, '--link', regular)
+    t.check('link_not_a_symlink', rc == 69 and 'exists and is no symlink' in err
+            and not os.path.ismount(mnt) and os.path.isfile(regular),
+            f'rc {rc} (want 69, the file kept, no mount left), stderr {err!r}')
+    rc, _, err = run(exe, '--foreground', '--fuse', mnt, '--link', os.path.join(work, 'no', 'kv'))
+    t.check('link_dir_missing', rc == 69 and 'No such file' in err and not os.path.ismount(mnt),
+            f'rc {rc} (want 69, no mount left), stderr {err!r}')
     rc, _, err = run(exe, '--foreground', '--fuse', work, uid=65534)
     t.check('not_root', rc == 77 and 'must run as root' in err, f'rc {rc} (want 77), stderr {err!r}')
     # A directory on the work dir's file system: tmpfs would be accepted.
@@ -118,13 +141,12 @@ def start_checks(exe, work, t):
 
 
 class Traced:
-    def __init__(self, exe, work):
-        self.mnt = os.path.join(work, 'mnt')
+    def __init__(self, exe, work, shm, tag='trace', flag='--trace'):
+        self.mnt = os.path.join(work, 'mnt-' + tag)
         os.mkdir(self.mnt)
-        self.log = os.path.join(work, 'trace.log')
+        self.log = os.path.join(work, tag + '.log')
         self.proc = subprocess.Popen(
-            [exe, '--foreground', '--fuse', self.mnt, '--trace',
-             '--shm-dir', f'/dev/shm/kevent-cli-{os.getpid()}'],
+            [exe, '--foreground', '--fuse', self.mnt, flag, '--shm-dir', shm],
             stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT)
         self.device = os.path.join(self.mnt, 'kevent')
 
@@ -180,12 +202,54 @@ fcntl.ioctl(fd, %d, arg)
 ''' % IOC_GET_EVENTS
 
 
+def errno_of(f, *args):
+    try:
+        f(*args)
+    except OSError as e:
+        return e.errno
+    return 0
+
+
+def file_system(d, t):
+    """The mount holds one file; nothing about it can be changed."""
+    t.check('fs/readdir', os.listdir(d.mnt) == ['kevent'], f'{os.listdir(d.mnt)}')
+    t.check('fs/lookup_enoent', errno_of(os.stat, os.path.join(d.mnt, 'other')) == errno.ENOENT)
+    t.check('fs/chmod_eperm', errno_of(os.chmod, d.device, 0o600) == errno.EPERM)
+    dfd = os.open(d.mnt, os.O_RDONLY | os.O_DIRECTORY)
+    t.check('fs/dir_ioctl_enotty', errno_of(fcntl.ioctl, dfd, IOC_INFO, bytearray(152))
+            == errno.ENOTTY, 'INFO on the mount\'s directory')
+    os.close(dfd)
+
+
+def fuse_debug(exe, work, t):
+    """--fuse-debug: libfuse's dump of each request (and no --trace lines)."""
+    d = Traced(exe, work, f'/dev/shm/kevent-cli-{os.getpid()}-d', 'fuse-debug', '--fuse-debug')
+    if not d.up():
+        t.check('fuse_debug', False, f'no {d.device}: {d.text()[-300:]!r}')
+        d.stop()
+        return
+    os.close(os.open(d.device, os.O_RDWR))
+    rc = d.stop()
+    log = d.text()
+    t.check('fuse_debug', rc == 0 and re.search(r'opcode: OPEN \(14\)', log)
+            and re.search(r'opcode: LOOKUP \(1\)', log) and 'trace #' not in log,
+            f'exit status {rc}, no OPEN and LOOKUP dumped or a trace line in {d.log}')
+
+
 def trace(exe, work, t):
-    d = Traced(exe, work)
+    # A ring object a killed daemon left is removed at the start; other files stay.
+    shm = f'/dev/shm/kevent-cli-{os.getpid()}'
+    os.mkdir(shm, 0o711)
+    open(os.path.join(shm, 'ring-00000000000000000007'), 'w').close()
+    open(os.path.join(shm, 'not-a-ring'), 'w').close()
+    d = Traced(exe, work, shm)
     if not d.up():
         t.check('trace/start', False, f'no {d.device}: {d.text()[-300:]!r}')
         d.stop()
         return
+    t.check('start/stale_rings_removed', 'removed 1 stale ring object\n' in d.text()
+            and os.listdir(shm) == ['not-a-ring'], f'{os.listdir(shm)}, log {d.log}')
+    file_system(d, t)
     fd = os.open(d.device, os.O_RDWR)
     r, w = os.pipe()
     fcntl.ioctl(fd, IOC_INFO, bytearray(152))
@@ -229,6 +293,7 @@ def trace(exe, work, t):
     t.check('trace/interrupted', interrupted, f'no "interrupted" line for the killed caller in {d.log}')
     os.close(r)
     os.close(w)
+    subprocess.run(['rm', '-rf', shm], check=False)
 
 
 def main():
@@ -247,6 +312,7 @@ def main():
     command_line(exe, t)
     start_checks(exe, work, t)
     trace(exe, work, t)
+    fuse_debug(exe, work, t)
     rc = t.print()
     if rc == 0:
         subprocess.run(['rm', '-rf', '--one-file-system', work], check=False)
