@@ -140,6 +140,9 @@ def start_checks(exe, work, t):
             f'rc {rc} (want 71), stderr {err!r}')
 
 
+STARTED = []	# every daemon started, stopped at the end whatever happened
+
+
 class Traced:
     def __init__(self, exe, work, shm, tag='trace', flag='--trace'):
         self.mnt = os.path.join(work, 'mnt-' + tag)
@@ -149,6 +152,7 @@ class Traced:
             [exe, '--foreground', '--fuse', self.mnt, flag, '--shm-dir', shm],
             stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT)
         self.device = os.path.join(self.mnt, 'kevent')
+        STARTED.append(self)
 
     def up(self):
         deadline = time.monotonic() + 10
@@ -309,10 +313,17 @@ def main():
     t = Tap()
     work = tempfile.mkdtemp(prefix='kevent-cli-')
     os.chmod(work, 0o755)
-    command_line(exe, t)
-    start_checks(exe, work, t)
-    trace(exe, work, t)
-    fuse_debug(exe, work, t)
+    try:
+        command_line(exe, t)
+        start_checks(exe, work, t)
+        trace(exe, work, t)
+        fuse_debug(exe, work, t)
+    finally:
+        for d in STARTED:
+            if d.proc.poll() is None:
+                d.proc.kill()
+                d.proc.wait()
+                subprocess.run(['umount', '-l', d.mnt], check=False)
     rc = t.print()
     if rc == 0:
         subprocess.run(['rm', '-rf', '--one-file-system', work], check=False)
