@@ -11,7 +11,8 @@ not fit --workers exit 64 and say which option; --no-process-vm with --fuse
 exits 64 (a FUSE file has no retry path); a daemon started by another uid
 exits 77 ("must run as root"); a --shm-dir that is not on tmpfs exits 71;
 --fuse on a file, --link on a file that is no symlink or in a missing
-directory exit 69 and leave no mount; with --syslog nothing reaches stderr.
+directory exit 69 and leave no mount; with --syslog nothing reaches stderr;
+a log line longer than 1 KiB is cut and still ends with a newline.
 
 --trace: a daemon with `--fuse MNT --trace` on a ring directory holding a
 stale ring object (removed at the start, other files kept) serves one
@@ -118,6 +119,10 @@ def start_checks(exe, work, t):
     rc, out, err = run(exe, '--foreground', '--syslog', '--fuse', regular)
     t.check('syslog_not_stderr', rc == 69 and out == '' and err == '',
             f'rc {rc} (want 69 and nothing on stdout or stderr), stderr {err!r}')
+    # A log line longer than the daemon's 1 KiB buffer is cut, still one line.
+    rc, _, err = run(exe, '--foreground', '--fuse', os.path.join(work, 'x' * 1500))
+    t.check('long_log_line_cut', rc == 69 and len(err) == 1023 and err.endswith('x\n')
+            and err.count('\n') == 1, f'rc {rc} (want 69), {len(err)} bytes: {err[:60]!r}...')
     mnt = os.path.join(work, 'mnt-link')
     os.mkdir(mnt)
     rc, _, err = run(exe, '--foreground', '--fuse', mnt, '--link', regular)
