@@ -24,6 +24,8 @@ decoded fields, the ukevents going in and out, each result (the errno by
 name), the park and the interrupt.  The mount holds one file: readdir,
 lookup, chmod and an ioctl on the directory are checked too.
 --fuse-debug dumps libfuse's requests (LOOKUP, OPEN) and no trace lines.
+Without --foreground the command returns once the file is served, and an
+unmount ends the daemon (its ring directory removed).
 
 Prints TAP.  Without /dev/fuse or root it prints `1..0 # SKIP reason` and
 exits 77 (the option checks need no mount but share the daemon's start).
@@ -245,6 +247,29 @@ def fuse_debug(exe, work, t):
             f'exit status {rc}, no OPEN and LOOKUP dumped or a trace line in {d.log}')
 
 
+def background(exe, work, t):
+    """Without --foreground the command returns once DIR/kevent is served;
+    unmounting DIR ends the daemon, which removes its ring directory."""
+    mnt = os.path.join(work, 'mnt-bg')
+    os.mkdir(mnt)
+    shm = f'/dev/shm/kevent-cli-{os.getpid()}-bg'
+    rc, out, err = run(exe, '--fuse', mnt, '--shm-dir', shm)
+    served = rc == 0 and os.path.ismount(mnt) and os.path.isdir(shm)
+    info = None
+    if served:
+        fd = os.open(os.path.join(mnt, 'kevent'), os.O_RDWR)
+        info = errno_of(fcntl.ioctl, fd, IOC_INFO, bytearray(152))
+        os.close(fd)
+        subprocess.run(['umount', mnt], check=False)
+    deadline = time.monotonic() + 20
+    while os.path.exists(shm) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    t.check('background', served and info == 0 and not os.path.ismount(mnt)
+            and not os.path.exists(shm),
+            f'rc {rc}, served {served}, INFO {info}, ring directory left {os.path.exists(shm)}, '
+            f'stderr {err!r}')
+
+
 def trace(exe, work, t):
     # A ring object a killed daemon left is removed at the start; other files stay.
     shm = f'/dev/shm/kevent-cli-{os.getpid()}'
@@ -323,6 +348,7 @@ def main():
         start_checks(exe, work, t)
         trace(exe, work, t)
         fuse_debug(exe, work, t)
+        background(exe, work, t)
     finally:
         for d in STARTED:
             if d.proc.poll() is None:
