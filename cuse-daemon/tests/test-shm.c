@@ -270,3 +270,22 @@ Test(shm, full_tmpfs_fails_open_with_enomem)
 	kc_shmdir_close(&d, 0);
 	umount(dir);
 }
+
+/* The ring directory is made, never its parents; a path too long for
+ * kevent_ring_shm.path with its object names is refused before any mkdir. */
+Test(shm, missing_parent_and_long_path_refused)
+{
+	struct kc_shmdir d;
+	unsigned int removed;
+	char deep[96], longp[200];
+	struct stat st;
+
+	snprintf(deep, sizeof(deep), "%s/no/such", dir);
+	cr_assert_eq(kc_shmdir_open(&d, deep, &removed), -ENOENT);
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = 0;
+	memcpy(longp, dir, strlen(dir));
+	longp[strlen(dir)] = '/';
+	cr_assert_eq(kc_shmdir_open(&d, longp, &removed), -ENAMETOOLONG);
+	cr_assert_neq(stat(dir, &st), 0, "nothing was made for either");
+}

@@ -137,6 +137,30 @@ static void mask_filters(void)
 	close(dfd);
 }
 
+/* MODIFY changes which events fire from then on (the mark stays). */
+static void modify_changes_mask(void)
+{
+	struct korigin_result res;
+	struct kitem k;
+	char f[300];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(add_inode(&k, dfd, KEVENT_INODE_CREATE, &res), 0);
+	cr_assert_eq(rec_modify(&k, KEVENT_INODE_REMOVE, 0, &res), 0);
+	path_of(f, sizeof(f), "m");
+	fd = open(f, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	rec_idle(30);
+	cr_expect_eq(rec_fires(&k), 0, "CREATE was modified away");
+	cr_assert_eq(unlink(f), 0);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1, "REMOVE was modified in");
+	cr_expect_eq(k.last.ret_data[0], KEVENT_INODE_REMOVE);
+	rec_remove(&k);
+	close(dfd);
+}
+
 /* The watched file removed while the client still holds its fd: BROKEN. */
 static void watched_file_removed(void)
 {
@@ -249,6 +273,7 @@ static void shared_mark(void)
 	TestSuite(name, .init = init_##name, .fini = fini);			\
 	Test(name, create_and_remove) { create_and_remove(); }			\
 	Test(name, mask_filters) { mask_filters(); }				\
+	Test(name, modify_changes_mask) { modify_changes_mask(); }		\
 	Test(name, watched_file_removed) { watched_file_removed(); }		\
 	Test(name, watched_dir_removed) { watched_dir_removed(); }		\
 	Test(name, refused_fds) { refused_fds(); }				\
