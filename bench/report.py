@@ -335,8 +335,9 @@ def main():
         w('## Daemon per-ioctl cost against the no-op FUSE floor (host)\n')
         w('`bench/daemon/ioctl.c` on `kevent-cuse --fuse`, natively, next to `bench/fuse/noop-fuse.c` '
           '(a one-file FUSE filesystem whose ioctl handler makes the same process-memory transfers '
-          'and answers at once), interleaved, order flipped every round: the ratio of the medians '
-          'over the rounds, and the range of the per-round ratios.\n')
+          'and answers at once), the two alternating call by call, a round\'s figure its median call, '
+          'the client pinned to one CPU: the ratio of the medians over the rounds, and the range of '
+          'the per-round ratios.\n')
         sc = fi.get('scatter', (0,) * 6)
         w('| call | kevent µs | noop µs | ratio | round scatter |\n|---|---:|---:|---:|---|')
         w(f'| CTL (1 entry) | {fi["ctl"][0]} | {fi["ctl"][1]} | {fi["ctl"][2]:.2f} | {sc[1]:.2f}–{sc[2]:.2f} |')
@@ -350,9 +351,10 @@ def main():
     # --- daemon per-ioctl, over boots
     w('## Daemon per-ioctl cost against the no-op CUSE floor (guest)\n')
     w('`bench/daemon/ioctl.c`: kevent-cuse next to noop-cuse (a CUSE server making the '
-      'same transfers and nothing else), interleaved, order flipped every round; per '
-      'boot the ratio of the medians over the rounds, and the range of the per-round '
-      'ratios (the scatter within the boot).\n')
+      'same transfers and nothing else), the two alternating call by call, a round\'s '
+      'figure its median call, the client pinned to one vCPU; per boot the ratio of the '
+      'medians over the rounds, and the range of the per-round ratios (the scatter within '
+      'the boot).\n')
     boots = [parse_ioctl(raw(f'guest{b}-cuse')) for b in range(1, a.boots + 1)] if a.guest else []
     boots = [b for b in boots if 'ctl' in b]
     if boots:
