@@ -37,7 +37,16 @@ static inline void noop_answer(fuse_req_t req, unsigned int cmd, void *arg)
 	struct kevent_get_events_arg get;
 	struct kevent_ctl_arg ctl;
 	struct ukevent uk;
+	size_t size = _IOC_SIZE(cmd);
 
+	/*
+	 * GET_EVENTS by number: libkevent's 2006 call sends the 32-byte VER0
+	 * wrapper, a revision-2 one the 48-byte VER1; read as many bytes as
+	 * the command names, as the daemon does.
+	 */
+	if (_IOC_TYPE(cmd) == KEVENT_IOC_MAGIC && _IOC_NR(cmd) == KEVENT_IOC_NR_GET_EVENTS &&
+	    size >= KEVENT_GET_EVENTS_ARG_SIZE_VER0 && size <= sizeof(get))
+		cmd = KEVENT_IOC_GET_EVENTS;
 	switch (cmd) {
 	case KEVENT_IOC_CTL:
 		if (noop_peek(pid, uarg, &ctl, sizeof(ctl)) ||
@@ -46,7 +55,7 @@ static inline void noop_answer(fuse_req_t req, unsigned int cmd, void *arg)
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	case KEVENT_IOC_GET_EVENTS:
-		if (noop_peek(pid, uarg, &get, sizeof(get)) ||
+		if (noop_peek(pid, uarg, &get, size) ||
 		    noop_peek(pid, get.events, &uk, sizeof(uk)) ||
 		    noop_poke(pid, get.events, &uk, sizeof(uk)))
 			break;

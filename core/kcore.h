@@ -238,6 +238,15 @@ struct kuaccess {
 	int (*read)(void *ctx, void *dst, __u64 uaddr, size_t len);		/* 0 or -EFAULT */
 	int (*write)(void *ctx, __u64 uaddr, const void *src, size_t len);	/* 0 or -EFAULT */
 	void *ctx;
+	/*
+	 * Optional (NULL: the core reads the bytes and writes them back).
+	 * The D10 probe of an output range: exactly what read() of
+	 * [uaddr, uaddr + len) followed, if it succeeded, by write() of the
+	 * same bytes back would do and return, without moving the bytes.  A
+	 * transport whose read and write are copies offers it so the probe
+	 * costs a check instead of two copies on every GET_EVENTS.
+	 */
+	int (*probe)(void *ctx, __u64 uaddr, size_t len);			/* 0 or -EFAULT */
 };
 
 /*

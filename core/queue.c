@@ -861,6 +861,21 @@ static bool level_check(struct kqueue *q)
 	return true;
 }
 
+/*
+ * D10: probe the output before anything leaves the ready list.  Read and
+ * write back the same bytes (through buf, len bytes of scratch), so an
+ * unmapped and a read-only buffer both fault here, as the module's
+ * fault-in does; the transport's probe does the same without the copies.
+ */
+static int probe_out(const struct kuaccess *ua, __u64 uaddr, void *buf, size_t len)
+{
+	if (ua->probe)
+		return ua->probe(ua->ctx, uaddr, len) ? -EFAULT : 0;
+	if (ua->read(ua->ctx, buf, uaddr, len) || ua->write(ua->ctx, uaddr, buf, len))
+		return -EFAULT;
+	return 0;
+}
+
 /* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		       const struct kuaccess *ua)
@@ -877,13 +892,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		return 0;
 	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
 		return -ENOMEM;
-	/*
-	 * D10: probe the output before anything leaves the ready list.  Read
-	 * and write back the same bytes, so an unmapped and a read-only buffer
-	 * both fault here, as the module's fault-in does.
-	 */
-	if (ua->read(ua->ctx, buf, uaddr, n * UKSZ) ||
-	    ua->write(ua->ctx, uaddr, buf, n * UKSZ)) {
+	if (probe_out(ua, uaddr, buf, n * UKSZ)) {
 		if (buf != small)
 			free(buf);
 		return -EFAULT;

@@ -44,11 +44,27 @@ static int mem_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 	return 0;
 }
 
+/* read() then write() of the same bytes, counted and faulted as those two. */
+static int mem_probe(void *ctx, __u64 uaddr, size_t len)
+{
+	struct ktest_mem *m = ctx;
+	bool late;
+
+	m->reads++;
+	if (!span_ok(m, uaddr, len, m->rfault_lo, m->rfault_hi))
+		return -EFAULT;
+	late = m->writes++ >= m->wfault_after;
+	if (!span_ok(m, uaddr, len, late ? m->wfault_lo : 0, late ? m->wfault_hi : 0))
+		return -EFAULT;
+	return 0;
+}
+
 void ktest_mem_init(struct ktest_mem *m, void *buf, size_t len)
 {
 	memset(m, 0, sizeof(*m));
 	m->ua.read = mem_read;
 	m->ua.write = mem_write;
+	m->ua.probe = mem_probe;
 	m->ua.ctx = m;
 	m->base = buf;
 	m->len = len;

@@ -148,6 +148,28 @@ static int kx_ua_write(void *ctx, __u64 uaddr, const void *src, size_t len)
 	return 0;
 }
 
+/* kx_ua_read() then kx_ua_write() of the same bytes (D10's probe), uncopied. */
+static int kx_ua_probe(void *ctx, __u64 uaddr, size_t len)
+{
+	struct kx_xfer *x = ctx;
+	struct kx_buf *b;
+	size_t off;
+
+	if (!len)
+		return 0;
+	if (!kx_find(x, uaddr, len, 0, &off) || !(b = kx_find(x, uaddr, len, 1, &off)))
+		return -EFAULT;
+	/*
+	 * What the write back would leave: the bytes the read found.  They
+	 * are the ones already there unless the read came from another
+	 * buffer, which the caller's next write over the same range replaces.
+	 */
+	if (off + len > b->hi)
+		b->hi = off + len;
+	b->written = 1;
+	return 0;
+}
+
 static int kx_pua_read(void *ctx, void *dst, __u64 uaddr, size_t len)
 {
 	const struct kx_xfer *x = ctx;
@@ -181,6 +203,7 @@ void kx_xfer_init(struct kx_xfer *x, enum kx_path path, pid_t tid, __u64 arg, si
 	x->usize = usize;
 	x->ua.read = kx_ua_read;
 	x->ua.write = kx_ua_write;
+	x->ua.probe = kx_ua_probe;
 	x->ua.ctx = x;
 	x->pua.read = kx_pua_read;
 	x->pua.write = kx_pua_write;

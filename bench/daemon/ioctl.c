@@ -6,9 +6,11 @@
  * GET_EVENTS result).  Measured in one run, interleaved: KEVENT_IOC_CTL with
  * one entry (an ADD of a timer and its REMOVE, each timed) and GET_EVENTS
  * taking one ready event (a poll kevent on a pipe, made ready and settled
- * before the timed call).  Prints the medians over the rounds (interleaved,
- * order flipped every round) and the ratios, and the
- * per-round scatter; target: within 1.2x (the daemon is transport-bound).
+ * before the timed call).  Within a round the kevent and noop calls
+ * alternate one by one and a round's figure is its median call; prints the
+ * medians over the rounds and their ratios, and the per-round scatter;
+ * the client is pinned to one CPU.  Target: within 1.2x (the daemon is
+ * transport-bound).
  *
  * Then the batch effect: 4095 one-shot 1 ms timers made ready at once and
  * drained by GET_EVENTS at batch 1, 64 and 4095 (events/s, median of
@@ -33,6 +35,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +64,11 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+#define MAX_ITERS 10000
+
 static int rounds = 15, iters = 300, drain_rounds = 3;
+static int noop_fd = -1;			/* the no-op server's file, open */
+static double tk[MAX_ITERS], tn[MAX_ITERS];	/* one round's calls: kevent, noop */
 
 static void die(const char *what)
 {
@@ -104,6 +111,17 @@ static pid_t start_noop(int fuse)
 	return pid;
 }
 
+/* Pin to the CPU this thread runs on; -1 when it cannot. */
+static int pin_here(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	return cpu >= 0 && !sched_setaffinity(0, sizeof(set), &set) ? cpu : -1;
+}
+
 static void stop_noop(pid_t pid)
 {
 	kill(pid, SIGTERM);
@@ -121,25 +139,36 @@ static struct ukevent timer(__u32 cookie)
 	return uk;
 }
 
-/* Mean ns of one CTL: an ADD and its REMOVE on kevent, two calls on noop. */
-static double ctl_round(int fd, int noop)
+/* One CTL pair (ADD and its REMOVE) on file f: ns per call. */
+static double ctl_pair(int f, __u32 cookie)
 {
-	double t = 0;
+	struct ukevent uk = timer(cookie), keep = uk;
+	double t0 = now_ns();
 
-	for (__u32 i = 0; i < (__u32)iters; i++) {
-		struct ukevent uk = timer(i), keep = uk;
-		double t0 = now_ns();
+	if (kevent_ctl(f, KEVENT_CTL_ADD, 1, &uk) || kevent_ctl(f, KEVENT_CTL_REMOVE, 1, &keep))
+		die(f == noop_fd ? "noop CTL" : "CTL");
+	return (now_ns() - t0) / 2;
+}
 
-		if (noop >= 0) {
-			if (kevent_ctl(noop, KEVENT_CTL_ADD, 1, &uk) || kevent_ctl(noop, KEVENT_CTL_REMOVE, 1, &keep))
-				die("noop CTL");
-		} else if (kevent_ctl(fd, KEVENT_CTL_ADD, 1, &uk) ||
-			   kevent_ctl(fd, KEVENT_CTL_REMOVE, 1, &keep)) {
-			die("CTL");
+/*
+ * One round of CTL: kevent and noop alternate call pair by call pair, the
+ * order flipping with each pair, so the same moment's load lands on both;
+ * *k and *n are the median pairs (a pair that was preempted is an outlier
+ * the median drops, where a mean of the round kept it).
+ */
+static void ctl_round(int fd, double *k, double *n)
+{
+	for (int i = 0; i < iters; i++) {
+		if (i & 1) {
+			tn[i] = ctl_pair(noop_fd, (__u32)i);
+			tk[i] = ctl_pair(fd, (__u32)i);
+		} else {
+			tk[i] = ctl_pair(fd, (__u32)i);
+			tn[i] = ctl_pair(noop_fd, (__u32)i);
 		}
-		t += now_ns() - t0;
 	}
-	return t / (2.0 * iters);
+	*k = bench_median(tk, iters);
+	*n = bench_median(tn, iters);
 }
 
 static int queue_ready(int fd)
@@ -151,33 +180,45 @@ static int queue_ready(int fd)
 	return (int)info.queue_ready;
 }
 
-/* Mean ns of a GET_EVENTS that takes one ready event. */
-static double get_round(int fd, int noop, const int *p)
+/* ns of one GET_EVENTS taking one ready event on kevent (noop < 0) or noop. */
+static double get_one(int fd, int noop, const int *p)
 {
 	struct ukevent out;
-	double t = 0;
+	double t0, t;
 	char c;
 
-	for (int i = 0; i < iters; i++) {
-		double t0;
-
-		if (noop < 0) {
-			if (write(p[1], "x", 1) != 1)
-				die("write");
-			while (!queue_ready(fd))
-				;
-		}
-		/* Let the daemon finish the last INFO (and the reactor its fire)
-		 * before the clock starts: both sides start from an idle server. */
-		usleep(500);
-		t0 = now_ns();
-		if (kevent_get_events(noop >= 0 ? noop : fd, 1, 1, 0, &out, 0) != 1)
-			die("GET_EVENTS");
-		t += now_ns() - t0;
-		if (noop < 0 && read(p[0], &c, 1) != 1)
-			die("read");
+	if (noop < 0) {
+		if (write(p[1], "x", 1) != 1)
+			die("write");
+		while (!queue_ready(fd))
+			;
 	}
-	return t / iters;
+	/* Let the daemon finish the last INFO (and the reactor its fire)
+	 * before the clock starts: both sides start from an idle server. */
+	usleep(500);
+	t0 = now_ns();
+	if (kevent_get_events(noop >= 0 ? noop : fd, 1, 1, 0, &out, 0) != 1)
+		die("GET_EVENTS");
+	t = now_ns() - t0;
+	if (noop < 0 && read(p[0], &c, 1) != 1)
+		die("read");
+	return t;
+}
+
+/* One round of GET_EVENTS, alternating call by call as ctl_round(). */
+static void get_round(int fd, const int *p, double *k, double *n)
+{
+	for (int i = 0; i < iters; i++) {
+		if (i & 1) {
+			tn[i] = get_one(fd, noop_fd, p);
+			tk[i] = get_one(fd, -1, p);
+		} else {
+			tk[i] = get_one(fd, -1, p);
+			tn[i] = get_one(fd, noop_fd, p);
+		}
+	}
+	*k = bench_median(tk, iters);
+	*n = bench_median(tn, iters);
 }
 
 /* events/s of draining DRAIN_N ready kevents at batch b (b <= 4095). */
@@ -235,7 +276,7 @@ int main(int argc, char **argv)
 		rg[MAX_ROUNDS], mkc, mnc, mkg, mng;
 	struct kevent_info info;
 	struct ukevent pk;
-	int fd, noop, p[2];
+	int fd, p[2], cpu;
 	pid_t pid;
 
 	if (argc > 1 && argv[1][0] == '-') {
@@ -249,7 +290,7 @@ int main(int argc, char **argv)
 		iters = atoi(argv[2]);
 	if (rounds < 1 || rounds > MAX_ROUNDS)
 		rounds = 15;
-	if (iters < 10)
+	if (iters < 10 || iters > MAX_ITERS)
 		iters = 300;
 	if (argc > 3)
 		drain_rounds = atoi(argv[3]);
@@ -264,8 +305,8 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	pid = start_noop(info.backend == KEVENT_BACKEND_FUSE);
-	noop = open(noop_path, O_RDWR | O_CLOEXEC);
-	if (noop < 0 || pipe2(p, O_CLOEXEC))
+	noop_fd = open(noop_path, O_RDWR | O_CLOEXEC);
+	if (noop_fd < 0 || pipe2(p, O_CLOEXEC))
 		die("open of the no-op server's file");
 	memset(&pk, 0, sizeof(pk));
 	pk.type = KEVENT_POLL;
@@ -273,29 +314,30 @@ int main(int argc, char **argv)
 	pk.id.raw[0] = (__u32)p[0];
 	if (kevent_ctl(fd, KEVENT_CTL_ADD, 1, &pk))
 		die("ADD poll");
-	/* Interleaved, and the order flips every round (ABBA): a drift of the
-	 * host (another guest, a frequency change) lands on both sides. */
+	/*
+	 * Interleaved call by call (ctl_round, get_round), the order of the
+	 * two kinds flipping every round; the client pinned to the CPU it
+	 * starts on, so its caches and its wake-ups do not move between the
+	 * sides (the servers are left to the scheduler: both alike).
+	 */
+	cpu = pin_here();
 	for (int r = 0; r < rounds; r++) {
 		if (r & 1) {
-			nc[r] = ctl_round(fd, noop);
-			kc[r] = ctl_round(fd, -1);
-			ng[r] = get_round(fd, noop, p);
-			kg[r] = get_round(fd, -1, p);
+			get_round(fd, p, &kg[r], &ng[r]);
+			ctl_round(fd, &kc[r], &nc[r]);
 		} else {
-			kc[r] = ctl_round(fd, -1);
-			nc[r] = ctl_round(fd, noop);
-			kg[r] = get_round(fd, -1, p);
-			ng[r] = get_round(fd, noop, p);
+			ctl_round(fd, &kc[r], &nc[r]);
+			get_round(fd, p, &kg[r], &ng[r]);
 		}
 		rc[r] = kc[r] / nc[r];
 		rg[r] = kg[r] / ng[r];
 	}
-	close(noop);
+	close(noop_fd);
 	stop_noop(pid);
 	mkc = bench_median(kc, rounds), mnc = bench_median(nc, rounds);
 	mkg = bench_median(kg, rounds), mng = bench_median(ng, rounds);
-	printf("# per-ioctl cost, kevent-cuse (%s) vs %s (same transfers), median of %d interleaved rounds of %d\n",
-	       info.backend == KEVENT_BACKEND_FUSE ? "fuse" : "cuse", noop_name, rounds, iters);
+	printf("# per-ioctl cost, kevent-cuse (%s) vs %s (same transfers), median of %d rounds of %d calls alternating one by one, median call per round; client pinned to CPU %d\n",
+	       info.backend == KEVENT_BACKEND_FUSE ? "fuse" : "cuse", noop_name, rounds, iters, cpu);
 	printf("CTL (1 entry)      kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkc / 1e3,
 	       mnc / 1e3, mkc / mnc, mkc / mnc > 1.2 ? "  (above the 1.2 target)" : "");
 	printf("GET_EVENTS (1)     kevent %8.1f us   noop %8.1f us   ratio %.2f%s\n", mkg / 1e3,

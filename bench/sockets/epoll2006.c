@@ -9,17 +9,26 @@
  *   epoll ET    epoll_wait, EPOLLET
  *   kevent      KEVENT_SOCKET/RECV kevents (KEVENT_POLL/POLLIN where the
  *               backend has no socket origin) taken by kevent_get_events
- * The device is $KEVENT_DEVICE (default /dev/kevent); its backend is
- * printed from INFO.  Ratios are kevent over each epoll reader, medians of
- * the interleaved runs; ns/event at each N over ns/event at the smallest N
- * shows whether the cost per event stays flat.
+ *   ring        the same kevents on a revision-2 queue, taken through its
+ *               ring in process memory: kevent_wait() copies them into a
+ *               struct kevent_uring, the reader reads the slots and gives
+ *               them back with kevent_commit() (docs/abi.md D53-D55)
+ * Every reader takes at most BATCH (64) events per call.  The order of the
+ * readers rotates from round to round, so a drift of the machine's load
+ * does not favour one.  The device is $KEVENT_DEVICE (default /dev/kevent);
+ * its backend is printed from INFO.  Ratios are kevent (and ring) over each
+ * epoll reader, medians of the interleaved runs; ns/event at each N over
+ * ns/event at the smallest N shows whether the cost per event stays flat.
+ * A backend that refuses the ring (revision 1 only, or a daemon that cannot
+ * write this process's memory: EPERM, D53) gets ring 0 and a note.
  *
  * The 2006 thread's figures (its machine, kevent take13-era): kevent 59,794
  * events/s, epoll LT 57,428, epoll ET 78,265.  Printed for reference only.
  *
  * Usage: bench-epoll2006 [runs [seconds [N...]]]   (default 5 1.0 100 1000 2000 4000)
- * Output lines "row <backend> <N> <lt> <et> <kevent>" (events/s) are what
- * scripts/bench collects.  Exit 0 when it measured, 77 without a device.
+ * Output lines "row <backend> <N> <lt> <et> <kevent> <ring>" (events/s, ring 0
+ * when not measured) and "cpu ..." (the reader thread's CPU ns per event,
+ * medians, same columns) are what scripts/bench collects.  Exit 0 when it measured, 77 without a device.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +48,8 @@
 
 #define MAX_N	4000
 #define MAX_RUNS 16
-#define BATCH	(KEVENT_MAX_EVENTS - 1)
+#define BATCH	64
+#define RING_SLOTS (2 * BATCH)	/* a whole batch always fits after a commit */
 
 static int sv[MAX_N][2];
 static int npairs;
@@ -52,6 +62,23 @@ static double now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* The reader thread's CPU time (its syscalls' kernel work included). */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The last run's reader CPU ns per event: steadier than events/s, which
+ * also follows how the writer thread is scheduled.  On a daemon backend
+ * the daemon's share is not in it (another process), so it is printed,
+ * never compared there.
+ */
+static double last_cpu_ns;
 
 static void *writer(void *arg)
 {
@@ -94,7 +121,7 @@ static double run_epoll(double seconds, int et)
 	static struct epoll_event evs[BATCH];
 	int ep = epoll_create1(EPOLL_CLOEXEC), n;
 	unsigned long long events = 0;
-	double t0, end;
+	double t0, end, c0;
 	pthread_t th;
 
 	for (int i = 0; i < npairs; i++) {
@@ -104,6 +131,7 @@ static double run_epoll(double seconds, int et)
 		epoll_ctl(ep, EPOLL_CTL_ADD, sv[i][0], &e);
 	}
 	start_writer(&th);
+	c0 = cpu_s();
 	t0 = now_s();
 	end = t0 + seconds;
 	while (now_s() < end) {
@@ -113,9 +141,20 @@ static double run_epoll(double seconds, int et)
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
+	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
 	stop_writer(th);
 	close(ep);
 	return (double)events / (end - t0);
+}
+
+/* The kevent the reader watches on pair i. */
+static void socket_kevent(struct ukevent *uk, __u32 type, int i)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->type = type;
+	uk->event = type == KEVENT_SOCKET ? KEVENT_SOCKET_RECV : KEVENT_POLL_POLLIN;
+	uk->id.raw[0] = (__u32)sv[i][0];
+	uk->user[0] = (__u32)i;
 }
 
 /* A fresh queue per run (as epoll gets a fresh epoll fd): ADD all, drain, close. */
@@ -124,24 +163,20 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 	static struct ukevent uk[MAX_N], out[BATCH];
 	unsigned long long events = 0;
 	int fd = open(dev, O_RDWR | O_CLOEXEC), n;
-	double t0, end;
+	double t0, end, c0;
 	pthread_t th;
 
 	if (fd < 0)
 		return -errno;
-	for (int i = 0; i < npairs; i++) {
-		memset(&uk[i], 0, sizeof(uk[i]));
-		uk[i].type = type;
-		uk[i].event = type == KEVENT_SOCKET ? KEVENT_SOCKET_RECV : KEVENT_POLL_POLLIN;
-		uk[i].id.raw[0] = (__u32)sv[i][0];
-		uk[i].user[0] = (__u32)i;
-	}
+	for (int i = 0; i < npairs; i++)
+		socket_kevent(&uk[i], type, i);
 	if (kevent_ctl(fd, KEVENT_CTL_ADD, (unsigned int)npairs, uk) < 0) {
 		n = -errno;
 		close(fd);
 		return n;
 	}
 	start_writer(&th);
+	c0 = cpu_s();
 	t0 = now_s();
 	end = t0 + seconds;
 	while (now_s() < end) {
@@ -151,6 +186,60 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
+	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
+	stop_writer(th);
+	close(fd);
+	return (double)events / (end - t0);
+}
+
+/*
+ * The revision-2 ring: a fresh queue from kevent_init() (it opens
+ * $KEVENT_DEVICE, as dev is), ADD all, then wait + read the slots + commit.
+ * Returns events/s, or -errno (-EPERM, -ENOTTY, -EINVAL: no ring here).
+ */
+static double run_ring(double seconds, __u32 type)
+{
+	static struct ukevent uk[MAX_N];
+	static struct kevent_uring *ring;
+	const struct timespec tmo = { .tv_nsec = 100000000 };
+	unsigned long long events = 0;
+	unsigned int uidx = 0, kidx, over;
+	double t0, end, c0;
+	pthread_t th;
+	int fd, n;
+
+	if (!ring && !(ring = aligned_alloc(8, KEVENT_URING_SIZE(RING_SLOTS))))
+		return -ENOMEM;
+	memset(ring, 0, KEVENT_URING_SIZE(RING_SLOTS));
+	fd = kevent_init(ring, RING_SLOTS, 0);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < npairs; i++)
+		socket_kevent(&uk[i], type, i);
+	if (kevent_ctl(fd, KEVENT_CTL_ADD, (unsigned int)npairs, uk) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	start_writer(&th);
+	c0 = cpu_s();
+	t0 = now_s();
+	end = t0 + seconds;
+	while (now_s() < end) {
+		n = kevent_wait(fd, BATCH, uidx, tmo, 0);
+		if (n <= 0)
+			continue;
+		kidx = __atomic_load_n(&ring->ring_kidx, __ATOMIC_ACQUIRE);
+		over = __atomic_load_n(&ring->ring_over, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < n; i++)
+			drain(sv[ring->event[(uidx + (unsigned int)i) % RING_SLOTS].user[0]][0]);
+		if (kevent_commit(fd, kidx, over) != n)
+			break;	/* counted below as a short run; cannot happen with one reader */
+		uidx = kidx;
+		events += (unsigned long long)n;
+	}
+	end = now_s();
+	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
 	stop_writer(th);
 	close(fd);
 	return (double)events / (end - t0);
@@ -181,29 +270,78 @@ static __u32 pick_type(const char *dev)
 	return ok ? KEVENT_SOCKET : KEVENT_POLL;
 }
 
+enum { R_LT, R_ET, R_KEVENT, R_RING, NREADERS };
+
+/* One run of reader r; a negative result is -errno. */
+static double run_reader(int r, const char *dev, double seconds, __u32 type)
+{
+	switch (r) {
+	case R_LT: return run_epoll(seconds, 0);
+	case R_ET: return run_epoll(seconds, 1);
+	case R_KEVENT: return run_kevent(dev, seconds, type);
+	default: return run_ring(seconds, type);
+	}
+}
+
+/*
+ * runs rounds of every reader, the order rotating each round.  The ring is
+ * dropped (ring_err set) at its first refusal; any other failure ends the
+ * benchmark.  Per-round ratios ring/LT and ring/ET (same round, so the same
+ * load) are kept beside the medians of the rates.
+ */
 static int measure(const char *dev, const char *be, int n, int runs, double seconds, double *base)
 {
-	double lt[MAX_RUNS], et[MAX_RUNS], kv[MAX_RUNS], mlt, met, mkv;
+	static int ring_err;
+	double v[NREADERS][MAX_RUNS], cpu[NREADERS][MAX_RUNS], rl[MAX_RUNS], re[MAX_RUNS];
+	double m[NREADERS], mc[NREADERS];
 	__u32 type;
 
 	npairs = n;
 	type = pick_type(dev);
 	for (int r = 0; r < runs; r++) {
-		lt[r] = run_epoll(seconds, 0);
-		et[r] = run_epoll(seconds, 1);
-		kv[r] = run_kevent(dev, seconds, type);
-		if (kv[r] < 0) {
-			fprintf(stderr, "bench-epoll2006: kevent at N=%d: %s\n", n, strerror((int)-kv[r]));
-			return 1;
+		for (int k = 0; k < NREADERS; k++) {
+			int who = (r + k) % NREADERS;
+
+			cpu[who][r] = 0;
+			if (who == R_RING && ring_err) {
+				v[who][r] = 0;
+				continue;
+			}
+			v[who][r] = run_reader(who, dev, seconds, type);
+			cpu[who][r] = last_cpu_ns;
+			if (v[who][r] >= 0)
+				continue;
+			if (who != R_RING) {
+				fprintf(stderr, "bench-epoll2006: kevent at N=%d: %s\n", n,
+					strerror((int)-v[who][r]));
+				return 1;
+			}
+			ring_err = (int)-v[who][r];
+			v[who][r] = 0;
+			printf("# revision-2 ring not measured on this backend: kevent_init: %s\n",
+			       strerror(ring_err));
 		}
+		rl[r] = v[R_LT][r] > 0 ? v[R_RING][r] / v[R_LT][r] : 0;
+		re[r] = v[R_ET][r] > 0 ? v[R_RING][r] / v[R_ET][r] : 0;
 	}
-	mlt = bench_median(lt, runs), met = bench_median(et, runs), mkv = bench_median(kv, runs);
+	for (int k = 0; k < NREADERS; k++) {
+		m[k] = bench_median(v[k], runs);
+		mc[k] = bench_median(cpu[k], runs);
+	}
 	if (*base == 0)
-		*base = 1e9 / mkv;
+		*base = 1e9 / m[R_KEVENT];
 	printf("N=%-5d %-6s epoll LT %9.0f  ET %9.0f  kevent %9.0f (%s)  kevent/LT %.2f  kevent/ET %.2f  ns/event %.0f (%.2fx smallest N)\n",
-	       n, be, mlt, met, mkv, type == KEVENT_SOCKET ? "socket" : "poll", mkv / mlt, mkv / met,
-	       1e9 / mkv, 1e9 / mkv / *base);
-	printf("row %s %d %.0f %.0f %.0f\n", be, n, mlt, met, mkv);
+	       n, be, m[R_LT], m[R_ET], m[R_KEVENT], type == KEVENT_SOCKET ? "socket" : "poll",
+	       m[R_KEVENT] / m[R_LT], m[R_KEVENT] / m[R_ET], 1e9 / m[R_KEVENT],
+	       1e9 / m[R_KEVENT] / *base);
+	if (!ring_err)
+		printf("N=%-5d %-6s ring %9.0f  ring/LT %.2f  ring/ET %.2f  ring/kevent %.2f  (per-round medians: ring/LT %.2f  ring/ET %.2f)\n",
+		       n, be, m[R_RING], m[R_RING] / m[R_LT], m[R_RING] / m[R_ET],
+		       m[R_RING] / m[R_KEVENT], bench_median(rl, runs), bench_median(re, runs));
+	printf("N=%-5d %-6s reader CPU ns/event: epoll LT %.0f  ET %.0f  kevent %.0f  ring %.0f\n",
+	       n, be, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
+	printf("row %s %d %.0f %.0f %.0f %.0f\n", be, n, m[R_LT], m[R_ET], m[R_KEVENT], m[R_RING]);
+	printf("cpu %s %d %.0f %.0f %.0f %.0f\n", be, n, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
 	fflush(stdout);
 	return 0;
 }
@@ -238,8 +376,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("# 2006 epoll_bench shape on %s (%s): AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s per reader\n",
-	       dev, backend_name(info.backend), runs, seconds);
+	printf("# 2006 epoll_bench shape on %s (%s): AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s per reader, batch %d\n",
+	       dev, backend_name(info.backend), runs, seconds, BATCH);
 	printf("# 2006 reference (not this machine): kevent 59794, epoll LT 57428, epoll ET 78265 events/s\n");
 	for (int i = 0; i < nn; i++) {
 		if (ns[i] < 1 || ns[i] > MAX_N)
