@@ -340,28 +340,21 @@ static void *clock_main(void *arg)
 }
 
 /*
- * Starts the watch on first use (core->lock held); false when it cannot
- * (no timerfd, no thread), and then a realtime deadline stays the relative
- * timeout measured when the call started.  A test clock (clock_ns) or the
+ * Starts the watch with the worker, so that the daemon's fds and threads
+ * are the same before and after its first ABSTIME call.  Without it (no
+ * timerfd, no thread) a realtime deadline stays the relative timeout
+ * measured when the call started.  A test clock (clock_ns) or the
  * deterministic mode never follows the wall clock.
  */
-static bool clock_watch_locked(struct kcore *core)
+static void clock_watch_start(struct kcore *core)
 {
-	if (core->have_clock_thread)
-		return true;
-	if (core->cfg.clock_ns || !core->have_thread || core->stop)
-		return false;
-	if (core->clock_fd < 0) {
-		core->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
-		if (core->clock_fd < 0)
-			return false;
-	}
-	if (clock_arm(core))
-		return false;
-	if (pthread_create(&core->clock_thread, NULL, clock_main, core))
-		return false;
-	core->have_clock_thread = true;
-	return true;
+	if (core->cfg.clock_ns || !core->have_thread)
+		return;
+	core->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+	if (core->clock_fd < 0)
+		return;
+	if (!clock_arm(core) && !pthread_create(&core->clock_thread, NULL, clock_main, core))
+		core->have_clock_thread = true;
 }
 
 /* Adds w (with a deadline) to the heap; -ENOMEM if it cannot grow. */
@@ -370,8 +363,8 @@ int kcore_heap_add(struct kcore *core, struct kwaiter *w)
 	bool first;
 
 	pthread_mutex_lock(&core->lock);
-	/* D48: measured after the watch is armed, so no clock set is missed. */
-	if (w->rt_deadline && clock_watch_locked(core))
+	/* D48: measured under the lock the watch re-bases with: no set is missed. */
+	if (w->rt_deadline && core->have_clock_thread)
 		w->deadline = rt_to_core(core, w->rt_deadline);
 	if (core->heap_len == core->heap_cap) {
 		size_t cap = core->heap_cap ? 2 * core->heap_cap : 64;
@@ -578,6 +571,7 @@ int kcore_new(const struct kcore_config *cfg, struct kcore **ret)
 		free(core);
 		return err;
 	}
+	clock_watch_start(core);
 	*ret = core;
 	return 0;
 }
