@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * client-m32: the 32-bit (-m32, static) client.  Exercises INFO, CTL and
- * GET_EVENTS through the compat path (D28) with libkevent compiled in.
+ * GET_EVENTS through the compat path (D28) with libkevent compiled in, and
+ * revision 2's RING_INIT, WAIT, COMMIT and GET_EVENTS VER1 (D48, D53-D55).
  * No Criterion: prints TAP itself and accepts the two options the guest
  * harness passes, --tap=FILE and --filter GLOB (matched against
  * "m32/<name>", as Criterion matches "suite/test").  Test names carry the
@@ -280,6 +281,67 @@ static int t_ring_wait_commit(void)
 	return 0;
 }
 
+/*
+ * D48 through the compat path: GET_EVENTS VER1 (KEVENT_GET_TIMESPEC) and a
+ * WAIT that park, relative, absolute (CLOCK_REALTIME) and without a
+ * timeout, and the events they deliver.
+ */
+static int t_timespec_parked(void)
+{
+	static struct {
+		struct kevent_uring r;
+		struct ukevent slot[4];
+	} ring;
+	struct ukevent out[2], uk;
+	struct timespec rel = { 0, 100000000 }, bad = { 0, 1000000000 }, past = { 1, 0 };
+	struct timespec zero = { 0, 0 }, five = { 5, 0 }, abs;
+	uint64_t t0;
+	int kfd, n;
+
+	setenv("KEVENT_DEVICE", dev, 1);
+	kfd = kevent_init(&ring.r, 4, 0);
+	if (kfd < 0 && (errno == EINVAL || errno == EPERM)) {
+		snprintf(why, sizeof(why), "revision 2 or a process-memory ring not served here: %s",
+			 strerror(errno));
+		return SKIPPED;
+	}
+	CHECK(kfd >= 0, "kevent_init: %s", strerror(errno));
+	CHECK(kevent_get_events_ts(kfd, 1, 2, bad, out, 0) == -1 && errno == EINVAL,
+	      "tv_nsec 10^9: want EINVAL");
+	CHECK(kevent_get_events_ts(kfd, 1, 2, past, out, KEVENT_FLAGS_ABSTIME) == 0,
+	      "a deadline in 1970: %s", strerror(errno));
+	t0 = now_ns();
+	CHECK(kevent_get_events_ts(kfd, 1, 2, rel, out, 0) == 0, "relative 100 ms: %s",
+	      strerror(errno));
+	CHECK(now_ns() - t0 >= 95000000ULL, "100 ms timeout returned after %llu ns",
+	      (unsigned long long)(now_ns() - t0));
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_nsec += 100000000;
+	if (abs.tv_nsec >= 1000000000) {
+		abs.tv_sec++;
+		abs.tv_nsec -= 1000000000;
+	}
+	t0 = now_ns();
+	CHECK(kevent_get_events_ts(kfd, 1, 2, abs, out, KEVENT_FLAGS_ABSTIME) == 0,
+	      "absolute now + 100 ms: %s", strerror(errno));
+	CHECK(now_ns() - t0 >= 90000000ULL, "realtime deadline 100 ms ahead returned after %llu ns",
+	      (unsigned long long)(now_ns() - t0));
+	uk = uk_of(KEVENT_TIMER, 30, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 4);
+	CHECK(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	n = kevent_get_events_ts(kfd, 1, 2, zero, out, KEVENT_FLAGS_NO_TIMEOUT);
+	CHECK(n == 1 && out[0].user[0] == 4 && out[0].user[1] == ~4u,
+	      "NO_TIMEOUT GET_EVENTS: %d, cookie %u", n, out[0].user[0]);
+	uk = uk_of(KEVENT_TIMER, 30, KEVENT_TIMER_FIRED, KEVENT_REQ_ONESHOT, 5);
+	CHECK(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk) == 0, "ADD");
+	n = kevent_wait(kfd, 2, 0, five, 0);
+	CHECK(n == 1 && ring.r.ring_kidx == 1 && ring.r.event[0].user[0] == 5,
+	      "parked WAIT: %d, ring_kidx %u, slot 0 cookie %u", n, ring.r.ring_kidx,
+	      ring.r.event[0].user[0]);
+	CHECK(kevent_commit(kfd, 1, 0) == 1, "commit: %s", strerror(errno));
+	close(kfd);
+	return 0;
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -294,6 +356,7 @@ static const struct test tests[] = {
 	{ "nonblock_and_timeout__rev1", t_nonblock_and_timeout },
 	{ "ring__rev1", t_ring },
 	{ "ring_wait_commit__rev2", t_ring_wait_commit },
+	{ "timespec_parked__rev2", t_timespec_parked },
 };
 #define NTESTS ((int)(sizeof(tests) / sizeof(tests[0])))
 
@@ -302,7 +365,7 @@ static int selected(int k)
 	char full[128];
 
 	snprintf(full, sizeof(full), "m32/%s", tests[k].name);
-	return !filter || !fnmatch(filter, full, 0);
+	return !filter || !fnmatch(filter, full, FNM_EXTMATCH);	/* Criterion's @(a|b) too */
 }
 
 /* fuse refusing this caller's memory: INFO fails EPERM (abi.md 7.1, 9). */

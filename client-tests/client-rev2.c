@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -442,6 +444,154 @@ KTEST_REVS(rev2, timespec_checks, 2, KTEST_OPEN)
 	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, ts_zero, out, KEVENT_FLAGS_NO_TIMEOUT), 1,
 		     "no timeout: waits for the 1 ms timer");
 	close(kfd);
+}
+
+/*
+ * D48 across clock_settime: a WAIT and a timespec GET_EVENTS, each on a
+ * queue of its own and a thread of its own, with one ABSTIME
+ * CLOCK_REALTIME deadline.
+ */
+struct abs_call {
+	int kfd;
+	bool is_wait;
+	struct timespec deadline;
+	int result;
+	atomic_bool done;
+	pthread_t t;
+	struct kevent_uring *r;
+};
+
+static void *abs_call_thread(void *arg)
+{
+	struct abs_call *c = arg;
+	struct ukevent out[1];
+	int r;
+
+	if (c->is_wait) {
+		r = wait_rc(c->kfd, 1, 0, c->deadline, KEVENT_FLAGS_ABSTIME);
+	} else {
+		r = kevent_get_events_ts(c->kfd, 1, 1, c->deadline, out, KEVENT_FLAGS_ABSTIME);
+		r = r < 0 ? -errno : r;
+	}
+	c->result = r;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+/* Both calls parked with the deadline now + sec (realtime), returned in c[2]. */
+static void abs_calls_start(struct abs_call c[2], long sec)
+{
+	struct timespec now;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct abs_call){ .kfd = kt_open(O_RDWR), .is_wait = i == 0 };
+		c[i].deadline = (struct timespec){ now.tv_sec + sec, now.tv_nsec };
+		atomic_init(&c[i].done, false);
+		if (c[i].is_wait) {
+			c[i].r = ring_new(4);
+			cr_assert_eq(ring_init(c[i].kfd, c[i].r, 4), 0, "RING_INIT");
+		}
+		cr_assert_eq(pthread_create(&c[i].t, NULL, abs_call_thread, &c[i]), 0);
+		kt_await_parked(c[i].kfd, 1, 10000);
+	}
+}
+
+/* Until both returned or ms passed: true if both did. */
+static bool abs_calls_await(struct abs_call c[2], unsigned int ms)
+{
+	unsigned int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (atomic_load(&c[0].done) && atomic_load(&c[1].done))
+			return true;
+		kt_sleep_ms(10);
+	}
+	return atomic_load(&c[0].done) && atomic_load(&c[1].done);
+}
+
+/* Ends a call still waiting (an event for it) and joins both. */
+static void abs_calls_end(struct abs_call c[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!atomic_load(&c[i].done)) {
+			struct ukevent uk = kt_uk_timer(1, KEVENT_REQ_ONESHOT, 9);
+
+			kevent_ctl(c[i].kfd, KEVENT_CTL_ADD, 1, &uk);
+		}
+		pthread_join(c[i].t, NULL);
+		close(c[i].kfd);
+		free(c[i].r);
+	}
+}
+
+/*
+ * D48: an ABSTIME CLOCK_REALTIME deadline follows clock_settime forward:
+ * 40 s away, it is passed when the clock is set 50 s ahead, and both calls
+ * return 0 within 25 s, not at the 40 s their monotonic wait would take.
+ * The shift stays small because Criterion's test timeout (KTEST_TIMEOUT)
+ * counts the wall clock: a jump of an hour ends the test as "timed out".
+ */
+KTEST_REVS(rev2, clock_set_forward_ends_abstime_calls, 2, KTEST_OPEN)
+{
+	struct abs_call c[2];
+	bool ended;
+	int err;
+
+	kt_require_clock_set();
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	abs_calls_start(c, 40);
+	err = kt_clock_shift(50);
+	if (err) {
+		abs_calls_end(c);
+		cr_skip_test("clock_settime: %s", strerror(-err));
+	}
+	ended = abs_calls_await(c, 25000);
+	kt_clock_shift(-50);
+	abs_calls_end(c);
+	cr_assert(ended, "a call with a realtime deadline passed by clock_settime still waits");
+	cr_assert_eq(c[0].result, 0, "WAIT: the deadline passed, nothing copied");
+	cr_assert_eq(c[1].result, 0, "GET_EVENTS: the deadline passed, nothing taken");
+}
+
+/*
+ * D48: and backward: with the clock set an hour back before its deadline
+ * (5 s away), a call still waits 7 s later; set forward again, it ends.
+ * (A jump back does not trip Criterion's timeout; the jump forward only
+ * puts the clock back.)
+ */
+KTEST_REVS(rev2, clock_set_backward_delays_abstime_calls, 2, KTEST_OPEN)
+{
+	struct abs_call c[2];
+	struct timespec now;
+	bool early, ended;
+	int err;
+
+	kt_require_clock_set();
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	abs_calls_start(c, 5);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec + 1 >= c[1].deadline.tv_sec) {
+		abs_calls_end(c);
+		cr_skip_test("parking two calls took over 4 s: too close to their deadline to judge");
+	}
+	err = kt_clock_shift(-3600);
+	if (err) {
+		abs_calls_end(c);
+		cr_skip_test("clock_settime: %s", strerror(-err));
+	}
+	kt_sleep_ms(7000);
+	early = atomic_load(&c[0].done) || atomic_load(&c[1].done);
+	kt_clock_shift(3600);
+	ended = abs_calls_await(c, 30000);
+	abs_calls_end(c);
+	cr_assert(!early, "a call ended at its deadline's old place on the clock set back");
+	cr_assert(ended, "set forward again past its deadline, a call still waits");
+	cr_assert_eq(c[0].result, 0, "WAIT: the deadline passed, nothing copied");
+	cr_assert_eq(c[1].result, 0, "GET_EVENTS: the deadline passed, nothing taken");
 }
 
 static void on_signal(int sig)

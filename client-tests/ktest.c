@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The client suite's shared helpers; see ktest.h. */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
@@ -252,6 +254,27 @@ void kt_require_feature(unsigned int feat, const char *reason)
 	if (!(kt_backend_info()->features & feat))
 		cr_skip_test("%s (feature %#x not in INFO features %#x, %s backend)", reason,
 			     feat, kt_backend_info()->features, kt_backend_name(kt_backend()));
+}
+
+void kt_require_clock_set(void)
+{
+	const char *v = getenv("KEVENT_TEST_CLOCK_SET");
+
+	if (!v || strcmp(v, "1"))
+		cr_skip_test("sets CLOCK_REALTIME: runs only where KEVENT_TEST_CLOCK_SET=1, the guest "
+			     "boot of its own (meson test guest-clock, tests/vm/README.md), never "
+			     "on a host");
+}
+
+int kt_clock_shift(long sec)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	if (clock_settime(CLOCK_REALTIME, &ts))
+		return -errno;
+	return 0;
 }
 
 void kt_require_room(unsigned int limit_idx, unsigned int n)

@@ -148,6 +148,15 @@ void ktest_only_backend(unsigned int backend, const char *reason);
 void ktest_not_on_backend(unsigned int backend, const char *reason);
 void kt_require_type(unsigned int type);
 void kt_require_feature(unsigned int feat, const char *reason);
+/*
+ * Tests that set CLOCK_REALTIME are named clock_set_* (any suite) and start
+ * with kt_require_clock_set(): it skips unless KEVENT_TEST_CLOCK_SET=1, which
+ * only the guest boot of their own sets (meson test guest-clock).  Each test
+ * puts the clock back by the shifts it made.
+ */
+void kt_require_clock_set(void);
+/* CLOCK_REALTIME moved by sec seconds: 0, or -errno (EPERM: no CAP_SYS_TIME). */
+int kt_clock_shift(long sec);
 /* Skip unless n more kevents of this kind fit under the per-uid caps (B7). */
 void kt_require_room(unsigned int limit_idx, unsigned int n);
 

@@ -9,6 +9,7 @@
  *    the stop flag.  Innermost but for uid_lock: taken under a queue's
  *    control lock or ready lock, never the other way round.  The worker
  *    drops it before it serves a queue.
+ *    The clock-watch thread (D48) takes it to re-base realtime deadlines.
  *  - core->uid_lock: serialises inserts into the uid hash; a leaf.  Lookups
  *    take no lock (insert-only chains, records freed only by kcore_free),
  *    and charges are atomic operations on struct kuid.
@@ -17,7 +18,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -256,12 +259,113 @@ static void heap_down(struct kcore *core, size_t i)
 	heap_set(core, i, w);
 }
 
+/* ---- the clock watch: ABSTIME CLOCK_REALTIME deadlines (D48) ---- */
+
+static __u64 realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/*
+ * The core-clock deadline of a CLOCK_REALTIME one, measured now: the heap
+ * stays on one clock, and each clock_settime re-measures (rebase_locked).
+ */
+static __u64 rt_to_core(const struct kcore *core, __u64 rt)
+{
+	__u64 now = kcore_now(core), rt_now = realtime_ns(), d;
+
+	if (rt <= rt_now)
+		return now;
+	d = now + (rt - rt_now);
+	return d < now || d == KEVENT_TIMEOUT_INFINITE ? KEVENT_TIMEOUT_INFINITE - 1 : d;
+}
+
+/*
+ * Arms clock_fd a day ahead with TFD_TIMER_CANCEL_ON_SET: its read ends with
+ * ECANCELED when CLOCK_REALTIME is set, which is all the watch needs (the
+ * deadlines themselves stay in the heap).  A read that returns the expiry
+ * just re-arms.
+ */
+static int clock_arm(struct kcore *core)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	clock_gettime(CLOCK_REALTIME, &its.it_value);
+	its.it_value.tv_sec += 86400;
+	if (timerfd_settime(core->clock_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET,
+			    &its, NULL))
+		return -errno;
+	return 0;
+}
+
+/* The clock was set: every realtime deadline in the heap is measured again. */
+static void rebase_locked(struct kcore *core)
+{
+	size_t i;
+
+	for (i = 0; i < core->heap_len; i++)
+		if (core->heap[i]->rt_deadline)
+			core->heap[i]->deadline = rt_to_core(core, core->heap[i]->rt_deadline);
+	for (i = core->heap_len / 2; i-- > 0;)
+		heap_down(core, i);
+}
+
+static void *clock_main(void *arg)
+{
+	struct kcore *core = arg;
+	__u64 n;
+
+	for (;;) {
+		ssize_t r = read(core->clock_fd, &n, sizeof(n));
+		int err = r < 0 ? errno : 0;
+
+		pthread_mutex_lock(&core->lock);
+		if (core->stop) {
+			pthread_mutex_unlock(&core->lock);
+			return NULL;
+		}
+		/* Re-arm first: a set after it shows at the next read. */
+		if (err != EINTR && err != EAGAIN)
+			clock_arm(core);
+		if (err == ECANCELED)
+			rebase_locked(core);
+		pthread_mutex_unlock(&core->lock);
+		/* The worker measures its sleep against the new first deadline. */
+		if (err == ECANCELED && core->have_thread)
+			pthread_cond_signal(&core->cond);
+	}
+}
+
+/*
+ * Starts the watch with the worker, so that the daemon's fds and threads
+ * are the same before and after its first ABSTIME call.  Without it (no
+ * timerfd, no thread) a realtime deadline stays the relative timeout
+ * measured when the call started.  A test clock (clock_ns) or the
+ * deterministic mode never follows the wall clock.
+ */
+static void clock_watch_start(struct kcore *core)
+{
+	if (core->cfg.clock_ns || !core->have_thread)
+		return;
+	core->clock_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+	if (core->clock_fd < 0)
+		return;
+	if (!clock_arm(core) && !pthread_create(&core->clock_thread, NULL, clock_main, core))
+		core->have_clock_thread = true;
+}
+
 /* Adds w (with a deadline) to the heap; -ENOMEM if it cannot grow. */
 int kcore_heap_add(struct kcore *core, struct kwaiter *w)
 {
 	bool first;
 
 	pthread_mutex_lock(&core->lock);
+	/* D48: measured under the lock the watch re-bases with: no set is missed. */
+	if (w->rt_deadline && core->have_clock_thread)
+		w->deadline = rt_to_core(core, w->rt_deadline);
 	if (core->heap_len == core->heap_cap) {
 		size_t cap = core->heap_cap ? 2 * core->heap_cap : 64;
 		struct kwaiter **h = NULL;
@@ -451,6 +555,7 @@ int kcore_new(const struct kcore_config *cfg, struct kcore **ret)
 	if (!core)
 		return -ENOMEM;
 	core->cfg = *cfg;
+	core->clock_fd = -1;
 	memcpy(core->origins, cfg->origins, sizeof(core->origins));
 	if (!core->cfg.max_ctl_num || core->cfg.max_ctl_num >= KEVENT_MAX_EVENTS)
 		core->cfg.max_ctl_num = KEVENT_MAX_EVENTS - 1;
@@ -466,6 +571,7 @@ int kcore_new(const struct kcore_config *cfg, struct kcore **ret)
 		free(core);
 		return err;
 	}
+	clock_watch_start(core);
 	*ret = core;
 	return 0;
 }
@@ -483,6 +589,15 @@ void kcore_free(struct kcore *core)
 		pthread_cond_signal(&core->cond);
 		pthread_join(core->thread, NULL);
 	}
+	if (core->have_clock_thread) {
+		/* stop is set: a timer that expires now ends its read. */
+		struct itimerspec its = { { 0, 0 }, { 0, 1 } };
+
+		timerfd_settime(core->clock_fd, TFD_TIMER_ABSTIME, &its, NULL);
+		pthread_join(core->clock_thread, NULL);
+	}
+	if (core->clock_fd >= 0)
+		close(core->clock_fd);
 	/* Queues released earlier may still sit on the work list. */
 	kcore_run_deadlines(core);
 	for (b = 0; b < 64; b++) {

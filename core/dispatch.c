@@ -109,10 +109,12 @@ static __u64 realtime_ns(void)
 /*
  * D48: a kevent_timespec and its KEVENT_FLAGS_* as relative ns for the
  * core's deadline (KEVENT_TIMEOUT_INFINITE: none).  An absolute deadline is
- * measured against its clock now; one already past is 0 (no wait).
+ * measured against its clock now; one already past is 0 (no wait).  A
+ * CLOCK_REALTIME one is also kept as *rt, so that a parked call can follow
+ * the clock when it is set (kcore_heap_add).
  */
 static int timeout_of(const struct kqueue *q, const struct kevent_timespec *ts, __u32 flags,
-		      __u64 *ns)
+		      __u64 *ns, __u64 *rt)
 {
 	__u64 t, now;
 
@@ -133,6 +135,8 @@ static int timeout_of(const struct kqueue *q, const struct kevent_timespec *ts, 
 		t = (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
 	if (flags & KEVENT_FLAGS_ABSTIME) {
 		now = (flags & KEVENT_FLAGS_MONOTONIC) ? kcore_now(q->core) : realtime_ns();
+		if (!(flags & KEVENT_FLAGS_MONOTONIC))
+			*rt = t;
 		t = t > now ? t - now : 0;
 	}
 	*ns = t;
@@ -180,7 +184,7 @@ static int plan_get_timeout(const struct kqueue *q, struct kdisp_plan *plan)
 	if (rev_of(q) < 2 || _IOC_SIZE(plan->cmd) < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
 	    a->timeout_ns)
 		return -EINVAL;
-	err = timeout_of(q, &a->timeout_ts, a->flags, &plan->timeout_ns);
+	err = timeout_of(q, &a->timeout_ts, a->flags, &plan->timeout_ns, &plan->rt_deadline);
 	/* normalised: the rest of the call sees a nanosecond timeout */
 	a->timeout_ns = plan->timeout_ns;
 	return err;
@@ -224,7 +228,7 @@ static int plan_wait(const struct kqueue *q, struct kdisp_plan *plan)
 		a->ioc_flags |= KEVENT_GET_NONBLOCK;	/* A11 */
 	if (a->ioc_flags & ~(__u32)KEVENT_GET_NONBLOCK)
 		return -EINVAL;
-	return timeout_of(q, &a->timeout, a->flags, &plan->timeout_ns);
+	return timeout_of(q, &a->timeout, a->flags, &plan->timeout_ns, &plan->rt_deadline);
 }
 
 static int plan_get_events(struct kqueue *q, struct kdisp_plan *plan)
@@ -444,7 +448,8 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 	case KEVENT_IOC_NR_CTL:
 		return kqueue_ctl(q, &plan->arg.ctl, caller, ua);
 	case KEVENT_IOC_NR_GET_EVENTS:
-		return kqueue_get_events(q, &plan->arg.get, caller, ua, wr, waiter);
+		return kqueue_get_events(q, &plan->arg.get, plan->rt_deadline, caller, ua, wr,
+					 waiter);
 	case KEVENT_IOC_NR_SET_ABI:
 		return kqueue_set_abi(q, &plan->arg.set_abi);
 	case KEVENT_IOC_NR_FAULT:
@@ -456,7 +461,7 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
 	case KEVENT_IOC_NR_WAIT: {
 		struct kwait_arg w = {
 			plan->arg.wait.num, plan->arg.wait.old_uidx, plan->timeout_ns,
-			!!(plan->arg.wait.ioc_flags & KEVENT_GET_NONBLOCK)
+			!!(plan->arg.wait.ioc_flags & KEVENT_GET_NONBLOCK), plan->rt_deadline
 		};
 
 		return kqueue_wait(q, &w, caller, ua, wr, waiter);

@@ -41,6 +41,15 @@ struct kcore {
 	unsigned int busy;		/* threads serving a queue now */
 	pthread_cond_t idle;		/* the worker finished a pass */
 	pthread_t thread;
+	/*
+	 * D48: the clock watch, started with the first ABSTIME CLOCK_REALTIME
+	 * deadline.  clock_fd is a CLOCK_REALTIME timerfd armed with
+	 * TFD_TIMER_CANCEL_ON_SET; its thread re-bases the realtime deadlines
+	 * in the heap when the clock is set.  Under lock.
+	 */
+	int clock_fd;			/* -1: not started */
+	bool have_clock_thread;
+	pthread_t clock_thread;
 };
 
 /* kitem.flags, under the queue's ready lock */
@@ -123,6 +132,7 @@ struct kwaiter {
 	struct klist qnode;		/* q->waiters, under q->ctl */
 	size_t heap_idx;		/* in core->heap, under core->lock */
 	__u64 deadline;			/* core clock ns; ~0: none */
+	__u64 rt_deadline;		/* ABSTIME CLOCK_REALTIME ns (D48); 0: none */
 	__u32 min_nr, max_nr;
 	__u64 events;
 	struct kwait_req req;
@@ -164,9 +174,11 @@ void kqueue_put(struct kqueue *q);
 void kqueue_service(struct kqueue *q);
 int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
 	       const struct kcaller *caller, const struct kuaccess *ua);
+/* rt_deadline: an ABSTIME CLOCK_REALTIME deadline in ns (D48), 0 none. */
 int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
-		      const struct kcaller *caller, const struct kuaccess *ua,
-		      const struct kwait_req *wr, struct kwaiter **waiter);
+		      __u64 rt_deadline, const struct kcaller *caller,
+		      const struct kuaccess *ua, const struct kwait_req *wr,
+		      struct kwaiter **waiter);
 int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg);
 int kqueue_ring_init(struct kqueue *q, const struct kevent_ring_init *arg,
 		     const struct kuaccess *ua);
@@ -177,6 +189,7 @@ struct kwait_arg {
 	__u32 num, old_uidx;
 	__u64 timeout_ns;
 	int nonblock;
+	__u64 rt_deadline;	/* as kqueue_get_events() */
 };
 int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcaller *caller,
 		const struct kuaccess *ua, const struct kwait_req *wr, struct kwaiter **waiter);

@@ -277,6 +277,8 @@ struct kdisp_plan {
 	} arg;				/* normalised: zero-extended to our size */
 	/* WAIT and timespec GET_EVENTS: the timeout as relative ns (D48). */
 	__u64 timeout_ns;
+	/* ABSTIME on CLOCK_REALTIME: the deadline itself, ns; else 0 (D48). */
+	__u64 rt_deadline;
 	/*
 	 * User bytes phase 2 reads (in) and writes (out), each non-empty, in
 	 * the order the call touches them.  A range may appear in both.

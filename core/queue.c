@@ -1292,8 +1292,8 @@ static __u64 deadline_of(const struct kcore *core, __u64 timeout_ns)
 }
 
 static int waiter_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
-		      const struct kcaller *caller, const struct kwait_req *wr,
-		      struct kwaiter **ret)
+		      __u64 rt_deadline, const struct kcaller *caller,
+		      const struct kwait_req *wr, struct kwaiter **ret)
 {
 	struct kcore *core = q->core;
 	struct kuid *u = kcore_uid_get(core, caller->uid);
@@ -1313,6 +1313,7 @@ static int waiter_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	w->uid = u;
 	w->heap_idx = KHEAP_NONE;
 	w->deadline = deadline_of(core, arg->timeout_ns);
+	w->rt_deadline = rt_deadline;	/* kcore_heap_add() re-bases deadline on it */
 	w->min_nr = arg->min_nr;
 	w->max_nr = arg->max_nr;
 	w->events = arg->events;
@@ -1405,11 +1406,11 @@ static bool must_not_wait(const struct kqueue *q, const struct kevent_get_events
 
 /* 1: parked (*ret set), 0: min_nr met meanwhile, -errno (q->ctl held). */
 static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
-		    bool is_wait, const struct kcaller *caller, const struct kwait_req *wr,
-		    struct kwaiter **ret)
+		    __u64 rt_deadline, bool is_wait, const struct kcaller *caller,
+		    const struct kwait_req *wr, struct kwaiter **ret)
 {
 	struct kwaiter *w = NULL;
-	int err = waiter_new(q, arg, caller, wr, &w);
+	int err = waiter_new(q, arg, rt_deadline, caller, wr, &w);
 
 	if (err)
 		return err;
@@ -1426,8 +1427,8 @@ static int park_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
  * reported); 0: no need to wait after all; -errno.
  */
 static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *arg,
-			 bool is_wait, const struct kcaller *caller, const struct kuaccess *ua,
-			 struct klist *done, int *result)
+			 __u64 rt_deadline, bool is_wait, const struct kcaller *caller,
+			 const struct kuaccess *ua, struct klist *done, int *result)
 {
 	struct inplace ip = { .done = false };
 	struct kwait_req wr = { ua, inplace_complete, &ip };
@@ -1436,7 +1437,7 @@ static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *a
 
 	pthread_mutex_init(&ip.m, NULL);
 	pthread_cond_init(&ip.c, NULL);
-	ret = park_new(q, arg, is_wait, caller, &wr, &w);
+	ret = park_new(q, arg, rt_deadline, is_wait, caller, &wr, &w);
 	if (ret == 1) {
 		pthread_mutex_unlock(&q->ctl);
 		ring_flush(q);	/* what level_check() wrote (a blocking call: cost is no matter) */
@@ -1450,8 +1451,9 @@ static int wait_in_place(struct kqueue *q, const struct kevent_get_events_arg *a
 }
 
 int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
-		      const struct kcaller *caller, const struct kuaccess *ua,
-		      const struct kwait_req *wr, struct kwaiter **waiter)
+		      __u64 rt_deadline, const struct kcaller *caller,
+		      const struct kuaccess *ua, const struct kwait_req *wr,
+		      struct kwaiter **waiter)
 {
 	struct klist done;
 	int ret = 0, result;
@@ -1466,11 +1468,12 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
 	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
 		if (!wr) {
-			ret = wait_in_place(q, arg, false, caller, ua, &done, &result);
+			ret = wait_in_place(q, arg, rt_deadline, false, caller, ua, &done,
+					    &result);
 			if (ret == 1)
 				return result;
 		} else {
-			ret = park_new(q, arg, false, caller, wr, waiter);
+			ret = park_new(q, arg, rt_deadline, false, caller, wr, waiter);
 			if (ret == 1)
 				ret = KDISP_PARKED;
 		}
@@ -1512,11 +1515,12 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
 	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
 		if (!wr) {
-			ret = wait_in_place(q, &g, true, caller, ua, &done, &result);
+			ret = wait_in_place(q, &g, arg->rt_deadline, true, caller, ua, &done,
+					    &result);
 			if (ret == 1)
 				return result;
 		} else {
-			ret = park_new(q, &g, true, caller, wr, waiter);
+			ret = park_new(q, &g, arg->rt_deadline, true, caller, wr, waiter);
 			if (ret == 1)
 				ret = KDISP_PARKED;
 		}

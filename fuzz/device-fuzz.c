@@ -5,7 +5,9 @@
  * inside the backend, so it checks what a client can: no call hangs, the
  * backend answers a fresh queue correctly afterwards, and the live-object
  * counters INFO reports are back to what they were before (and the
- * daemon's open-fd count, when its pid is given).
+ * daemon's open-fd count, when its pid is given).  Where INFO says
+ * revision 2 is served, a quarter of the steps are its calls: SET_ABI(2),
+ * RING_INIT, WAIT, COMMIT, CTL READY and the timespec GET_EVENTS.
  *
  *   kevent-device-fuzz [-d DEV] [-n ITERATIONS] [-s SEED] [-p DAEMON_PID]
  *
@@ -54,6 +56,8 @@ static unsigned char *page_rw, *page_ro, *page_gone;	/* user memory of every kin
 static long pagesz;
 static unsigned long long rng_state;
 static unsigned long calls, errors_seen[160];
+/* Per KEVENT_IOC_NR_*: calls that succeeded, and those that returned > 0. */
+static unsigned long nr_ok[KEVENT_IOC_NR_COMMIT + 1], nr_pos[KEVENT_IOC_NR_COMMIT + 1];
 /* Any wrapper struct: as large as _IOC_SIZE can say, so no size overruns it. */
 static unsigned char big[0x4000 + 64];
 
@@ -85,6 +89,10 @@ static long do_ioctl(int fd, unsigned long cmd, void *arg)
 	calls++;
 	if (r < 0 && errno > 0 && errno < 160)
 		errors_seen[errno]++;
+	if (r >= 0 && _IOC_TYPE(cmd) == KEVENT_IOC_MAGIC && _IOC_NR(cmd) <= KEVENT_IOC_NR_COMMIT) {
+		nr_ok[_IOC_NR(cmd)]++;
+		nr_pos[_IOC_NR(cmd)] += r > 0;
+	}
 	return r;
 }
 
@@ -255,6 +263,109 @@ static void op_other(int fd)
 	}
 }
 
+/* ---- revision 2 (docs/abi.md D40-D57) ---- */
+
+/* A timespec and KEVENT_FLAGS_* that never wait past KF_MAX_WAIT_MS. */
+static void pick_timeout(struct kevent_timespec *ts, __u32 *flags, __u32 *ioc_flags)
+{
+	struct timespec now;
+	__u64 ns = (__u64)rnd(KF_MAX_WAIT_MS) * 1000000;
+
+	memset(ts, 0, sizeof(*ts));
+	*flags = 0;
+	switch (rnd(8)) {
+	case 0:	/* absolute, on the clock the flags name */
+	case 1:
+		*flags = KEVENT_FLAGS_ABSTIME | (rnd(2) ? KEVENT_FLAGS_MONOTONIC : 0);
+		clock_gettime(*flags & KEVENT_FLAGS_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME,
+			      &now);
+		ns += (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+		break;
+	case 2:	/* none: only with NONBLOCK, so it never blocks */
+		*flags = KEVENT_FLAGS_NO_TIMEOUT;
+		*ioc_flags |= KEVENT_GET_NONBLOCK;
+		return;
+	case 3:	/* anything at all (mostly EINVAL, a few past deadlines) */
+		*flags = rnd(16);
+		ts->tv_sec = rnd(3) ? 0 : (__s64)rnd(3) - 1;
+		ts->tv_nsec = rnd(2) ? rnd(1000) : 999999999u + rnd(3);
+		ts->__pad = !rnd(8);
+		if (*flags & ~(__u32)KEVENT_FLAGS_ABSTIME)
+			*ioc_flags |= KEVENT_GET_NONBLOCK;
+		return;
+	default:
+		break;
+	}
+	ts->tv_sec = (__s64)(ns / 1000000000ull);
+	ts->tv_nsec = (__u32)(ns % 1000000000ull);
+}
+
+/* Where rings live: page_rw's pages 40..55, clear of the CTL and GET arrays. */
+static __u64 ring_addr(unsigned int num)
+{
+	if (!rnd(8))
+		return pick_addr(KEVENT_URING_SIZE(num));
+	return (__u64)(uintptr_t)(page_rw + 40 * pagesz + (rnd(8) ? 0 : 8 * rnd(4) + rnd(2) * 4));
+}
+
+static void op_rev2(int fd)
+{
+	struct kevent_ring_init ri = { 0 };
+	struct kevent_wait_arg w = { 0 };
+	struct kevent_commit_arg c = { 0 };
+	struct kevent_get_events_arg g = { 0 };
+	struct kevent_ctl_arg *a = (void *)big;
+	struct kevent_set_abi sa = { 0 };
+	struct ukevent *uk = (void *)(page_rw + 32 * pagesz);
+	unsigned int n = rnd(MAX_NUM + 1);
+
+	switch (rnd(6)) {
+	case 0:	/* most queues become revision 2, so the rest gets past D40 */
+		sa.revision = rnd(8) ? 2 : 1 + rnd(rev_highest + 1);
+		do_ioctl(fd, KEVENT_IOC_SET_ABI, &sa);
+		break;
+	case 1:
+		ri.num = rnd(8) ? 2 + rnd(255) : rnd(3) ? rnd(2) : KEVENT_URING_MAX + rnd(2);
+		ri.ring = rnd(10) ? ring_addr(ri.num < 256 ? ri.num : 256) : 0;
+		ri.flags = rnd(10) ? 0 : 1 + rnd(4);
+		do_ioctl(fd, KEVENT_IOC_RING_INIT, &ri);
+		break;
+	case 2:
+		w.num = rnd(10) ? n : ~0u - rnd(2);
+		w.old_uidx = rnd(3) ? rnd(4) : rnd(0x10000);
+		w.ioc_flags = rnd(6) ? KEVENT_GET_NONBLOCK * rnd(2) : rnd(8);
+		pick_timeout(&w.timeout, &w.flags, &w.ioc_flags);
+		do_ioctl(fd, rnd(10) ? KEVENT_IOC_WAIT :
+			 _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_WAIT,
+			      pick_size(KEVENT_WAIT_ARG_SIZE_VER0) & 0x3fff), &w);
+		break;
+	case 3:
+		c.new_uidx = rnd(4) ? rnd(8) : rnd(0x10000);
+		c.over = rnd(4) ? rnd(3) : rnd(0x10000);
+		do_ioctl(fd, KEVENT_IOC_COMMIT, &c);
+		break;
+	case 4:	/* READY, of listed kevents or (num 0) a wake (D49, D50) */
+		memset(big, 0, sizeof(big));
+		fill_ukevents(uk, n ? n : 1);
+		a->cmd = KEVENT_CTL_READY;
+		a->num = rnd(3) ? n : 0;
+		a->events = rnd(6) ? (__u64)(uintptr_t)uk : pick_addr(n * UKSZ);
+		do_ioctl(fd, KEVENT_IOC_CTL, a);
+		break;
+	default:	/* GET_EVENTS VER1 with a timespec (D48) */
+		g.max_nr = n;
+		g.min_nr = rnd(3) ? 0 : rnd(n + 2);
+		g.events = rnd(5) ? (__u64)(uintptr_t)page_rw : pick_addr(n * UKSZ);
+		g.ioc_flags = KEVENT_GET_TIMESPEC | (rnd(6) ? KEVENT_GET_NONBLOCK * rnd(2) : rnd(8));
+		g.timeout_ns = rnd(20) ? 0 : rnd(1000);
+		pick_timeout(&g.timeout_ts, &g.flags, &g.ioc_flags);
+		do_ioctl(fd, rnd(10) ? KEVENT_IOC_GET_EVENTS :
+			 _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS,
+			      KEVENT_GET_EVENTS_ARG_SIZE_VER0), &g);
+		break;
+	}
+}
+
 /* A child that uses the inherited queues for a moment, then exits. */
 static void op_fork(void)
 {
@@ -273,8 +384,9 @@ static void op_fork(void)
 }
 
 /* Where the time goes, per kind of step: a slow backend path shows here. */
-enum { K_CLOSE, K_FORK, K_WRITE, K_OTHER, K_GET, K_CTL, K_NR };
-static const char *const kind_name[K_NR] = { "close", "fork", "pipe write", "other", "get", "ctl" };
+enum { K_CLOSE, K_FORK, K_WRITE, K_OTHER, K_GET, K_CTL, K_REV2, K_NR };
+static const char *const kind_name[K_NR] = { "close", "fork", "pipe write", "other", "get", "ctl",
+					      "rev2" };
 static double kind_secs[K_NR];
 static unsigned long kind_steps[K_NR];
 
@@ -296,7 +408,9 @@ static int step_kind(unsigned int r)
 		return K_WRITE;
 	if (r <= 5)
 		return K_OTHER;
-	return r <= 10 ? K_GET : K_CTL;
+	if (r <= 10)
+		return K_GET;
+	return r <= 19 ? K_CTL : K_REV2;	/* 20..25: revision 2 is served */
 }
 
 static void one_step(void)
@@ -306,7 +420,7 @@ static void one_step(void)
 
 	if (fd < 0)
 		return;
-	kind = step_kind(rnd(20));
+	kind = step_kind(rnd(rev_highest >= 2 ? 26 : 20));
 	t0 = now_secs();
 	switch (kind) {
 	case K_CLOSE:
@@ -326,6 +440,9 @@ static void one_step(void)
 		break;
 	case K_GET:
 		op_get(fd);
+		break;
+	case K_REV2:
+		op_rev2(fd);
 		break;
 	default:
 		op_ctl(fd);
@@ -506,6 +623,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)before.live_waiters, (unsigned long long)after.live_waiters);
 	for (i = 0; i < K_NR; i++)
 		printf("  %-10s %5lu steps, %8.3f s\n", kind_name[i], kind_steps[i], kind_secs[i]);
+	printf("  answered (> 0): ctl %lu (%lu), get %lu (%lu), set_abi %lu, ring_init %lu,"
+	       " wait %lu (%lu), commit %lu (%lu)\n",
+	       nr_ok[KEVENT_IOC_NR_CTL], nr_pos[KEVENT_IOC_NR_CTL],
+	       nr_ok[KEVENT_IOC_NR_GET_EVENTS], nr_pos[KEVENT_IOC_NR_GET_EVENTS],
+	       nr_ok[KEVENT_IOC_NR_SET_ABI], nr_ok[KEVENT_IOC_NR_RING_INIT],
+	       nr_ok[KEVENT_IOC_NR_WAIT], nr_pos[KEVENT_IOC_NR_WAIT],
+	       nr_ok[KEVENT_IOC_NR_COMMIT], nr_pos[KEVENT_IOC_NR_COMMIT]);
 	for (i = 1; i < 160; i++)
 		if (errors_seen[i])
 			printf("  errno %lu (%s): %lu\n", i, strerror((int)i), errors_seen[i]);

@@ -559,6 +559,80 @@ static void seed_rev2(void)
 	emit("rev2");
 }
 
+/* A kevent_wait_arg as bytes (little endian, as the harness's host). */
+static void wait_bytes(unsigned char *b, __u32 num, __u32 old, __s64 sec, __u32 nsec,
+		       __u32 pad, __u32 flags, __u32 ioc_flags)
+{
+	struct kevent_wait_arg w = { num, old, { sec, nsec, pad }, flags, ioc_flags };
+
+	memcpy(b, &w, sizeof(w));
+}
+
+/*
+ * Revision 2's calls with their arguments varied (D48, D49, D50, D54, D55):
+ * WAIT's timespecs and flags (each whole-call check), COMMIT without a ring,
+ * READY of kevents already ready, and a timespec GET_EVENTS without a
+ * timeout parked until READY(0) wakes it.
+ */
+static void seed_rev2_calls(void)
+{
+	static const unsigned char ring0[16];
+	static const struct {
+		__s64 sec;
+		__u32 nsec, pad, flags, ioc;
+	} w[] = {
+		{ 0, 0, 0, 0, 0 },					/* no ring: EINVAL */
+		{ 0, 1000000000u, 0, 0, 0 },				/* tv_nsec: EINVAL */
+		{ -1, 0, 0, 0, 0 },					/* tv_sec < 0 */
+		{ 0, 0, 1, 0, 0 },					/* __pad */
+		{ 1, 0, 0, KEVENT_FLAGS_ABSTIME, 0 },			/* 1970 */
+		{ 1, 0, 0, KEVENT_FLAGS_ABSTIME | KEVENT_FLAGS_MONOTONIC, 0 },
+		{ 0, 0, 0, KEVENT_FLAGS_MONOTONIC, 0 },		/* without ABSTIME */
+		{ 0, 0, 0, KEVENT_FLAGS_NO_TIMEOUT, KEVENT_GET_NONBLOCK },
+		{ 1, 0, 0, KEVENT_FLAGS_NO_TIMEOUT, 0 },		/* with a timespec */
+		{ 0, 0, 0, KEVENT_FLAGS_NO_TIMEOUT | KEVENT_FLAGS_ABSTIME, 0 },
+		{ 0, 0, 0, 0x80, 0 },					/* unknown flag */
+		{ 0, 0, 0, 0, 0x2 },					/* unknown ioc_flags */
+	};
+	static const __u32 commit[][2] = { { 0, 0 }, { 5, 1 }, { ~0u, ~0u } };
+	unsigned char b[32];
+	struct ent e[2];
+	unsigned int i;
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .fl = KF_E_ONESHOT, .ev = 1, .c0 = 2 };
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(0, 2, 0, 0, 0, 0, 0);
+	setabi(1, 2, 0, 0, 0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring0);	/* no ring: 0 */
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		wait_bytes(b, 1, 0, w[i].sec, w[i].nsec, w[i].pad, w[i].flags, w[i].ioc);
+		ioctl_bytes(0, KEVENT_IOC_WAIT, 32, b);
+	}
+	for (i = 0; i < sizeof(commit) / sizeof(commit[0]); i++) {
+		memcpy(b, commit[i], 8);
+		ioctl_bytes(0, KEVENT_IOC_COMMIT, 8, b);
+	}
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_READY, 2, 0);				/* both marked */
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_READY, 2, 0);				/* already ready */
+	get(0, 0, 4, 400);
+	get_x(1, 0, 1, 1, 0, 400, KEVENT_FLAGS_NO_TIMEOUT, KEVENT_GET_TIMESPEC, 48, 0, 0,
+	      KF_PARK_WR);						/* parks */
+	ctl(1, KEVENT_CTL_READY, 0, 0);				/* wakes it (it returns 0) */
+	waiter(KF_OP_PUT, 0);
+	run();
+	close_q(0);
+	close_q(1);
+	emit("rev2-calls");
+}
+
 static void seed_setabi(void)
 {
 	struct ent e[2];
@@ -950,6 +1024,7 @@ int main(int argc, char **argv)
 	seed_race_and_charges();
 	seed_racing_origin();
 	seed_rev2();
+	seed_rev2_calls();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

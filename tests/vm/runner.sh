@@ -100,14 +100,16 @@ stop_pid() {
 	return 1
 }
 
-# Run with the backend's environment: the device path, its name, and the
-# preload (the mmap shim) if the backend has one.
+# Run with the backend's environment: the device path, its name, the
+# preload (the mmap shim) if the backend has one, and the run's --env
+# settings (K=V words without spaces, checked by the host: split here).
 run_env() {
+	# shellcheck disable=SC2086
 	if [ -n "$BACKEND_PRELOAD" ]; then
 		env KEVENT_DEVICE="$BACKEND_DEVICE" KEVENT_BACKEND="$BACKEND" \
-			LD_PRELOAD="$BACKEND_PRELOAD" "$@"
+			LD_PRELOAD="$BACKEND_PRELOAD" ${KV_ENV:-} "$@"
 	else
-		env KEVENT_DEVICE="$BACKEND_DEVICE" KEVENT_BACKEND="$BACKEND" "$@"
+		env KEVENT_DEVICE="$BACKEND_DEVICE" KEVENT_BACKEND="$BACKEND" ${KV_ENV:-} "$@"
 	fi
 }
 
@@ -272,6 +274,8 @@ if [ "${1:-}" = --shell ]; then
 		if backend_start "$DIR"; then
 			echo "backend $BACKEND is up: $BACKEND_DEVICE (logs in $DIR)"
 			export KEVENT_DEVICE="$BACKEND_DEVICE" KEVENT_BACKEND="$BACKEND"
+			# shellcheck disable=SC2086
+			[ -z "${KV_ENV:-}" ] || export ${KV_ENV}
 			[ -z "$BACKEND_PRELOAD" ] || echo "for mmap on this backend: export LD_PRELOAD=$BACKEND_PRELOAD"
 		else
 			echo "backend $BACKEND failed to start: $BACKEND_REASON"
