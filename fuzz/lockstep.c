@@ -1391,17 +1391,6 @@ int main(int argc, char **argv)
 		printf("kevent-lockstep: SKIP: INFO on %s: %s\n", L.dev, strerror(errno));
 		return 77;
 	}
-	/*
-	 * An open difference (fuzz/README.md, "Open differences"): the module
-	 * writes back fewer ADD answers than the model in seed-add-answers
-	 * step 2.  Until it is fixed or decided, the default run skips on the
-	 * module and says so; given programs (the corpus path), it compares.
-	 */
-	if (default_run && info.backend == KEVENT_BACKEND_MODULE) {
-		printf("kevent-lockstep: SKIP: open difference on the module (seed-add-answers "
-		       "step 2, ADD answers written back); run with fuzz/corpus to see it\n");
-		return 77;
-	}
 	{
 		struct kevent_drain d = { 0 };
 
