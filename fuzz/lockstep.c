@@ -54,6 +54,8 @@
 #define WAIT_CLAMP_NS	1000000ull		/* a would-be-parked GET waits 1 ms */
 #define SETTLE_MS	5000			/* fuse's release is asynchronous */
 #define ALARM_S		60			/* a program that hangs is a failure */
+#define QUIET_MS	500			/* counters unchanged this long: start */
+#define QUIET_MAX_MS	30000
 
 /*
  * What may differ between the model and a device, and why: the one list.
@@ -1289,6 +1291,54 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
+/* What other clients hold: the backend-wide counters INFO shows. */
+static bool same_holdings(const struct kevent_info *a, const struct kevent_info *b)
+{
+	if (a->live_queues != b->live_queues || a->live_kevents != b->live_kevents ||
+	    a->live_waiters != b->live_waiters)
+		return false;
+	for (int i = 0; i < KEVENT_LIMIT_NR; i++)
+		if (i != KEVENT_LIMIT_EXPIRIES && i != KEVENT_LIMIT_RUNNING &&
+		    a->limits[i].used != b->limits[i].used)
+			return false;
+	return true;
+}
+
+/*
+ * Each program compares live_* and limits[].used from a baseline taken at
+ * its start (LK_INFO_SHARED), so nothing else may change them meanwhile.
+ * A client that ran just before (the fuse tier's device fuzzer, a client
+ * test's children) may still be released: on fuse and CUSE a release is
+ * answered after close() returned, and under load (an ASan daemon on a busy
+ * host) seconds later.  So the run starts once the counters held still for
+ * QUIET_MS (at most QUIET_MAX_MS; then it says so and starts anyway).  A
+ * client active during the run is a difference by design: one lockstep run
+ * per backend instance (a second copy needs a daemon of its own).
+ */
+static void await_quiet(void)
+{
+	struct kevent_info last, now;
+	int still = 0;
+
+	if (info_of(L.probe, &last))
+		return;
+	for (int ms = 0; ms < QUIET_MAX_MS; ms += 20) {
+		drain_origins();
+		usleep(20000);
+		if (info_of(L.probe, &now))
+			return;
+		if (!same_holdings(&last, &now)) {
+			still = 0;
+			last = now;
+		} else if ((still += 20) >= QUIET_MS) {
+			return;
+		}
+	}
+	fprintf(stderr, "kevent-lockstep: the backend's counters still move after %d ms: "
+		"another client is active (differences in live_* or used may be its)\n",
+		QUIET_MAX_MS);
+}
+
 static void setup_sources(void)
 {
 	int p[2], sv[2];
@@ -1403,6 +1453,7 @@ int main(int argc, char **argv)
 		L.q[i].fd = -1;
 	setup_arena();
 	setup_sources();
+	await_quiet();
 	signal(SIGALRM, on_alarm);
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
