@@ -7,8 +7,8 @@
  * ret_flags/ret_data), INFO field by field, the ring slot by slot and its
  * index, the poll() mask.
  *
- *   kevent-lockstep [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR]
- *                   [-k] [-v] PATH...
+ *   kevent-lockstep [-d DEV] [-x DEV2] [-n PROGRAMS] [-s SEED] [-t SECONDS]
+ *                   [-a DIR] [-k] [-v] PATH...
  *
  * PATH: program files or directories of them (fuzz/corpus).  Without -n
  * every program is replayed once (the corpus replay); with -n, PROGRAMS
@@ -18,6 +18,8 @@
  * the bounded run of the fuse suite and of every guest boot.
  * -t stops after SECONDS; -a writes each program that differed to DIR;
  * -k keeps going after a difference (a campaign), else the first stops it.
+ * -x: cross-backend mode, each program on DEV and DEV2 and their records
+ * compared (see "Cross-backend mode" below).
  * Exit 0: no difference; 1: a difference (or a hang: alarm); 77: no device.
  *
  * The device runs real origins, so the program's operations are mapped to
