@@ -84,6 +84,8 @@ enum lk_rule_id {
 	LK_ONE_PER_SOURCE,	/* a write that would ready 2+ kevents of one queue: not run */
 	LK_NO_FD_ORIGINS,	/* no KEVENT_FEAT_FD_ORIGINS: fd-taking entries -EPERM */
 	LK_RETRY_CTL_FAULT,	/* retry path: a faulting CTL does not end SET_ABI's window */
+	LK_URING_ADDR,		/* RING_INIT's ring: an address in the arena */
+	LK_WAIT_BLOCKS,		/* a WAIT that would block: not run */
 	LK_NR
 };
 
@@ -137,6 +139,12 @@ static const struct lk_rule {
 	[LK_NO_FD_ORIGINS] = { "a caller INFO shows without KEVENT_FEAT_FD_ORIGINS: POLL "
 			       "and SOCKET entries fail -EPERM", "abi.md B2; section 9 (pid "
 			       "namespace, Yama ptrace_scope=3)" },
+	[LK_URING_ADDR] = { "RING_INIT's ring address (raw bytes in a program): taken modulo "
+			    "the arena, its low 3 bits kept, so a ring lands in user memory the "
+			    "fuzzer compares", "abi.md D53" },
+	[LK_WAIT_BLOCKS] = { "a WAIT that would block (a ring, nothing ready or no free slot, "
+			     "a timeout): not run, nothing would arrive while it waits",
+			     "abi.md D55, D48" },
 	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
 				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
 				 "path), O2" },
@@ -798,6 +806,22 @@ static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
 	return true;
 }
 
+/* LK_URING_ADDR: a RING_INIT's ring address becomes an arena address. */
+static void map_uring(const struct kf_ioc *io)
+{
+	__u64 ring;
+
+	if (io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC ||
+	    _IOC_NR(io->cmd) != KEVENT_IOC_NR_RING_INIT ||
+	    _IOC_SIZE(io->cmd) < sizeof(ring))
+		return;
+	memcpy(&ring, L.arg, sizeof(ring));
+	if (!ring)
+		return;		/* "no ring" stays (D53) */
+	ring = (__u64)(uintptr_t)L.arena + ((ring % (KF_ARENA + 64)) & ~7ull) + (ring & 7);
+	memcpy(L.arg, &ring, sizeof(ring));
+}
+
 /* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
 static bool get_range_faults(const struct margs *ma)
 {
@@ -936,6 +960,7 @@ static void do_ioctl(const struct kf_ioc *io)
 
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
 		return;
+	map_uring(io);
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
@@ -946,6 +971,9 @@ static void do_ioctl(const struct kf_ioc *io)
 			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
 			       (size_t)ma.a.ctl.num * UKSZ);
 	}
+	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_WAIT &&
+	    m_wait_blocks(&L.m, (int)io->slot, &ma))
+		return;						/* LK_WAIT_BLOCKS */
 	if (!exp && !io->arg_null && get_range_faults(&ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
