@@ -318,6 +318,51 @@ KTEST(ctl, per_entry_failures_in_call_order)
 	close(kfd);
 }
 
+/*
+ * ADD clears ret_flags only: a failed entry keeps the ret_data[0] it was
+ * passed and gets -errno in ret_data[1]; a ready one gets its type's
+ * ret_data, {bits, 0} for POLL, whatever it was passed (abi.md section 4,
+ * D13). The module once zeroed ret_data[0] of failed entries.
+ */
+KTEST(ctl, add_failed_entry_keeps_ret_data0)
+{
+	int kfd = kt_open(O_RDWR), p[2], closed[2];
+	int unknown_err = kt_rev() >= 2 ? ENOSYS : EINVAL;	/* D51 */
+	struct ukevent uk[3];
+
+	kt_pipe(p);
+	kt_pipe(closed);
+	close(closed[0]);
+	close(closed[1]);
+	uk[0] = kt_uk(KEVENT_MAX, 1, 0, 1, 0, 20);				/* unknown type */
+	uk[1] = kt_uk_poll(closed[1], KEVENT_POLL_POLLOUT, 0, 21);		/* origin fails */
+	uk[2] = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT, 0, 22);			/* ready */
+	for (int i = 0; i < 3; i++) {
+		uk[i].ret_flags = 0x80000000u;
+		uk[i].ret_data[0] = 0x5a5a0000u + (__u32)i;
+		uk[i].ret_data[1] = 0xa5a5u;
+	}
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 3, "ADD: %s", strerror(errno));
+	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[0].ret_data[0], 0x5a5a0000u, "unknown type: ret_data[0] %#x, not as passed",
+		     uk[0].ret_data[0]);
+	cr_assert_eq(uk[0].ret_data[1], (__u32)-unknown_err, "unknown type: ret_data[1] %d",
+		     (int)uk[0].ret_data[1]);
+	cr_assert_eq(uk[1].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk[1].ret_data[0], 0x5a5a0001u, "closed fd: ret_data[0] %#x, not as passed",
+		     uk[1].ret_data[0]);
+	cr_assert_eq(uk[1].ret_data[1], (__u32)-EBADF, "closed fd: ret_data[1] %d",
+		     (int)uk[1].ret_data[1]);
+	cr_assert_eq(uk[2].ret_flags, (__u32)KEVENT_RET_DONE, "ready: ret_flags %#x", uk[2].ret_flags);
+	cr_assert_eq(uk[2].ret_data[0], (__u32)KEVENT_POLL_POLLOUT, "ready: ret_data[0] %#x (D13)",
+		     uk[2].ret_data[0]);
+	cr_assert_eq(uk[2].ret_data[1], 0u, "ready: ret_data[1] %#x", uk[2].ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
 /* The reserved 2006 types NAIO and AIO fail per entry with EINVAL. */
 /* Ends at revision 1: -ENOSYS from revision 2 (D51, rev2/unknown_types_enosys_per_entry). */
 KTEST_REVS(ctl, per_entry_reserved_types_einval, 1, 1)

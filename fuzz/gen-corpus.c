@@ -513,6 +513,83 @@ static void seed_waiters(void)
 }
 
 /* Revision 2 (docs/abi.md D40-D57) on the dispatcher: SET_ABI 2, READY, the latch, ENOSYS, the ring calls, timespec GET_EVENTS, EINTR. */
+/* Little-endian 32-bit words into b. */
+static void le32s(unsigned char *b, const unsigned int *w, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < 4; j++)
+			b[i * 4 + j] = (unsigned char)(w[i] >> (8 * j));
+}
+
+static void wait_ring(unsigned int q, unsigned int num, unsigned int old_uidx)
+{
+	unsigned int w[8] = { num, old_uidx, 0, 0, 0, 0, 0, 0 };	/* timeout {0, 0}: no wait */
+	unsigned char b[32];
+
+	le32s(b, w, 8);
+	ioctl_bytes(q, KEVENT_IOC_WAIT, 32, b);
+}
+
+static void commit_ring(unsigned int q, unsigned int new_uidx, unsigned int over)
+{
+	unsigned int w[2] = { new_uidx, over };
+	unsigned char b[8];
+
+	le32s(b, w, 2);
+	ioctl_bytes(q, KEVENT_IOC_COMMIT, 8, b);
+}
+
+/*
+ * Revision 2's kevent_uring (D53-D55): a 4-slot ring at arena offset 8192
+ * (the lockstep fuzzer maps the address into its arena; in process, kfuzz's
+ * accessor refuses it: -EFAULT), three poll kevents, WAITs that fill and
+ * wrap it, COMMITs that free, wrap over, repeat and overrun.
+ */
+static void seed_rev2_ring(void)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+	struct ent e[3];
+
+	memset(e, 0, sizeof(e));
+	for (unsigned int i = 0; i < 3; i++)
+		e[i] = (struct ent){ .id0 = (unsigned char)i, .type = KEVENT_POLL, .ev = 1,
+				     .c0 = (unsigned char)(20 + i) };
+	le32s(ring, init, 4);
+	hdr_plain();
+	open_q(0, 0, 0);
+	setabi(0, 2, 0, 0, 0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 3, e);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	fire(0, 0, 1);
+	fire(1, 0, 2);
+	wait_ring(0, 8, 0);		/* 2 into slots 0, 1 */
+	fire(2, 0, 3);
+	wait_ring(0, 8, 1);		/* stale uidx: 0 */
+	wait_ring(0, 8, 0);		/* 1 into slot 2 */
+	info(0, 0, 192, 0);
+	commit_ring(0, 3, 0);		/* frees 3 */
+	fire(0, 0, 4);
+	wait_ring(0, 8, 3);		/* slot 3, kidx wraps to 0 */
+	fire(1, 0, 5);
+	fire(2, 0, 6);
+	wait_ring(0, 8, 3);		/* slots 0, 1 */
+	fire(0, 0, 7);
+	wait_ring(0, 1, 3);		/* slot 2: full */
+	fire(1, 0, 8);
+	wait_ring(0, 8, 3);		/* full: would block, or 0 without a ring */
+	info(0, 0, 192, 0);
+	commit_ring(0, 2, 0);		/* wraps: over 1, frees 3 */
+	commit_ring(0, 1, 0);		/* a commit already made: 0 */
+	commit_ring(0, 3, 1);		/* frees the last one */
+	commit_ring(0, 0, 1);		/* passes the kernel index: EINVAL */
+	commit_ring(0, 3, 5);		/* EOVERFLOW */
+	info(0, 0, 192, 0);
+	close_q(0);
+	emit("rev2-ring");
+}
+
 static void seed_rev2(void)
 {
 	static const unsigned char ring0[16], wait0[32], commit0[8];
@@ -1025,6 +1102,7 @@ int main(int argc, char **argv)
 	seed_racing_origin();
 	seed_rev2();
 	seed_rev2_calls();
+	seed_rev2_ring();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -7,8 +7,8 @@
  * ret_flags/ret_data), INFO field by field, the ring slot by slot and its
  * index, the poll() mask.
  *
- *   kevent-lockstep [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR]
- *                   [-k] [-v] PATH...
+ *   kevent-lockstep [-d DEV] [-x DEV2] [-n PROGRAMS] [-s SEED] [-t SECONDS]
+ *                   [-a DIR] [-k] [-v] PATH...
  *
  * PATH: program files or directories of them (fuzz/corpus).  Without -n
  * every program is replayed once (the corpus replay); with -n, PROGRAMS
@@ -18,6 +18,8 @@
  * the bounded run of the fuse suite and of every guest boot.
  * -t stops after SECONDS; -a writes each program that differed to DIR;
  * -k keeps going after a difference (a campaign), else the first stops it.
+ * -x: cross-backend mode, each program on DEV and DEV2 and their records
+ * compared (see "Cross-backend mode" below).
  * Exit 0: no difference; 1: a difference (or a hang: alarm); 77: no device.
  *
  * The device runs real origins, so the program's operations are mapped to
@@ -54,6 +56,8 @@
 #define WAIT_CLAMP_NS	1000000ull		/* a would-be-parked GET waits 1 ms */
 #define SETTLE_MS	5000			/* fuse's release is asynchronous */
 #define ALARM_S		60			/* a program that hangs is a failure */
+#define QUIET_MS	500			/* counters unchanged this long: start */
+#define QUIET_MAX_MS	30000
 
 /*
  * What may differ between the model and a device, and why: the one list.
@@ -80,6 +84,8 @@ enum lk_rule_id {
 	LK_ONE_PER_SOURCE,	/* a write that would ready 2+ kevents of one queue: not run */
 	LK_NO_FD_ORIGINS,	/* no KEVENT_FEAT_FD_ORIGINS: fd-taking entries -EPERM */
 	LK_RETRY_CTL_FAULT,	/* retry path: a faulting CTL does not end SET_ABI's window */
+	LK_URING_ADDR,		/* RING_INIT's ring: an address in the arena */
+	LK_WAIT_BLOCKS,		/* a WAIT that would block: not run */
 	LK_NR
 };
 
@@ -133,6 +139,12 @@ static const struct lk_rule {
 	[LK_NO_FD_ORIGINS] = { "a caller INFO shows without KEVENT_FEAT_FD_ORIGINS: POLL "
 			       "and SOCKET entries fail -EPERM", "abi.md B2; section 9 (pid "
 			       "namespace, Yama ptrace_scope=3)" },
+	[LK_URING_ADDR] = { "RING_INIT's ring address (raw bytes in a program): taken modulo "
+			    "the arena, its low 3 bits kept, so a ring lands in user memory the "
+			    "fuzzer compares", "abi.md D53" },
+	[LK_WAIT_BLOCKS] = { "a WAIT that would block (a ring, nothing ready or no free slot, "
+			     "a timeout): not run, nothing would arrive while it waits",
+			     "abi.md D55, D48" },
 	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
 				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
 				 "path), O2" },
@@ -331,6 +343,7 @@ static struct {
 	bool verbose, keep_going, trace;	/* trace: LOCKSTEP_TRACE set */
 	unsigned int step, op;
 	const char *prog_name;
+	const char *where;		/* which run of a cross-backend pair differed */
 	bool failed;
 	char why[512];
 	/* figures */
@@ -338,6 +351,100 @@ static struct {
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
 	unsigned long entry_outcome[8][4][64];	/* type x ret_flags x -errno */
 } L;
+
+/*
+ * Cross-backend mode (-x DEV2): each program runs on -d's device, then on
+ * DEV2, each against the model; what each device did is recorded on the way
+ * (every ioctl's result, a hash of the user memory each step wrote, the
+ * poll() mask, INFO's queue_kevents and queue_ready, the take13 ring index,
+ * the kevents a source write readied) and the two records must be equal.
+ * That catches what the model allows per backend (lk_rules[]: a NULL
+ * argument, the ranges GET_EVENTS probes) and what it does not know.  The
+ * per-backend INFO fields and the timers' stamps (A9 windows) are not
+ * recorded.
+ */
+#define TR_MAX	16384
+
+enum { TR_RESULT, TR_MEM, TR_POLL, TR_RING, TR_INFO, TR_FIRED };
+static const char *const tr_names[] = {
+	"ioctl result", "user memory written (hash)", "poll mask", "ring index",
+	"INFO queue_kevents/queue_ready", "kevents readied by a source write",
+};
+
+struct lk_rec {
+	unsigned int step;
+	unsigned int kind, what;
+	long long val;
+};
+
+static struct lk_dev {
+	const char *path;
+	int probe;
+	bool drain;
+	struct lk_rec *tr;
+	unsigned int ntr;
+} devs[2];
+static int ndev = 1, cur_dev;
+
+/*
+ * Arena bytes that hold a timer stamp a GET_EVENTS wrote (this program):
+ * not hashed, also when a later call writes back around them.
+ */
+static uint8_t stamp_map[KF_ARENA / 8 + 1];
+
+static bool is_stamp(size_t i)
+{
+	return stamp_map[i / 8] & (1u << (i % 8));
+}
+
+static void mark_stamp(size_t off)
+{
+	for (size_t i = off; i < off + 4 && i < KF_ARENA; i++)
+		stamp_map[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+static void rec(unsigned int kind, unsigned int what, long long val)
+{
+	struct lk_dev *d = &devs[cur_dev];
+
+	if (ndev > 1 && d->ntr < TR_MAX)
+		d->tr[d->ntr++] = (struct lk_rec){ L.step, kind, what, val };
+}
+
+static void rec_mem(size_t lo, size_t hi)
+{
+	unsigned long long h = 1469598103934665603ull;
+
+	if (ndev < 2)
+		return;
+	for (size_t i = lo; i < hi; i++)
+		h = (h ^ (is_stamp(i) ? 0 : L.arena[i])) * 1099511628211ull;
+	rec(TR_MEM, (unsigned int)lo, (long long)h);
+}
+
+/* The two devices' records: 0 equal, else the first difference in L.why. */
+static int cross_compare(void)
+{
+	const struct lk_dev *a = &devs[0], *b = &devs[1];
+	unsigned int n = a->ntr < b->ntr ? a->ntr : b->ntr;
+
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lk_rec *x = &a->tr[i], *y = &b->tr[i];
+
+		if (!memcmp(x, y, sizeof(*x)))
+			continue;
+		snprintf(L.why, sizeof(L.why), "step %u: %s (%u): %lld on %s, %lld on %s "
+			 "(step %u there)", x->step, tr_names[x->kind], x->what, x->val, a->path,
+			 x->kind == y->kind && x->step == y->step ? y->val : -1, b->path, y->step);
+		return 1;
+	}
+	if (a->ntr != b->ntr) {
+		snprintf(L.why, sizeof(L.why), "%u records on %s, %u on %s", a->ntr, a->path,
+			 b->ntr, b->path);
+		return 1;
+	}
+	return 0;
+}
 
 static const char *const op_names[KF_OP_NR] = {
 	"OPEN", "CLOSE", "POKE", "RAW", "FAULT", "CTL", "GET", "INFO",
@@ -515,8 +622,13 @@ static void check_queue(int slot)
 		diff("poll: %s", strerror(errno));
 	EXPECT_EQ("poll mask (2.9, D50)", pfd.revents,
 		  mq->nrdy || mq->latched ? POLLIN | POLLRDNORM : 0);
-	if (q->ring)
+	rec(TR_POLL, (unsigned int)slot, pfd.revents);
+	rec(TR_INFO, (unsigned int)slot, (long long)info.queue_kevents << 16 | info.queue_ready);
+	if (q->ring) {
 		check_ring(mq, q);
+		rec(TR_RING, (unsigned int)slot,
+		    __atomic_load_n((const __u32 *)q->ring, __ATOMIC_ACQUIRE));
+	}
 	mq->ring_dirty = 0;
 }
 
@@ -540,8 +652,10 @@ static void check_all(void)
 	for (int i = 0; i < KF_NQ && !L.failed; i++)
 		if (L.m.slot[i])
 			check_queue(i);
-	if (L.m.dirty_lo < L.m.dirty_hi)
+	if (L.m.dirty_lo < L.m.dirty_hi) {
 		check_arena(L.m.dirty_lo, L.m.dirty_hi);
+		rec_mem(L.m.dirty_lo, L.m.dirty_hi);
+	}
 	L.m.dirty_lo = KF_ARENA;
 	L.m.dirty_hi = 0;
 }
@@ -692,6 +806,22 @@ static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
 	return true;
 }
 
+/* LK_URING_ADDR: a RING_INIT's ring address becomes an arena address. */
+static void map_uring(const struct kf_ioc *io)
+{
+	__u64 ring;
+
+	if (io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC ||
+	    _IOC_NR(io->cmd) != KEVENT_IOC_NR_RING_INIT ||
+	    _IOC_SIZE(io->cmd) < sizeof(ring))
+		return;
+	memcpy(&ring, L.arg, sizeof(ring));
+	if (!ring)
+		return;		/* "no ring" stays (D53) */
+	ring = (__u64)(uintptr_t)L.arena + ((ring % (KF_ARENA + 64)) & ~7ull) + (ring & 7);
+	memcpy(L.arg, &ring, sizeof(ring));
+}
+
 /* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
 static bool get_range_faults(const struct margs *ma)
 {
@@ -814,6 +944,7 @@ static void accept_timer_stamps(const struct margs *ma, int got)
 		}
 		m_poke(&L.m, (size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)),
 		       &v, sizeof(v));
+		mark_stamp((size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)));
 	}
 }
 
@@ -829,6 +960,7 @@ static void do_ioctl(const struct kf_ioc *io)
 
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
 		return;
+	map_uring(io);
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
@@ -839,6 +971,9 @@ static void do_ioctl(const struct kf_ioc *io)
 			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
 			       (size_t)ma.a.ctl.num * UKSZ);
 	}
+	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_WAIT &&
+	    m_wait_blocks(&L.m, (int)io->slot, &ma))
+		return;						/* LK_WAIT_BLOCKS */
 	if (!exp && !io->arg_null && get_range_faults(&ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
@@ -851,6 +986,7 @@ static void do_ioctl(const struct kf_ioc *io)
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
 	got = r < 0 ? -errno : r;
 	after = ms32();
+	rec(TR_RESULT, io->cmd, got);
 	if (L.trace)
 		trace_ioctl(io, &ma, got, exp);
 	L.outcome[L.op][bucket(got)]++;
@@ -892,8 +1028,17 @@ static void op_ioc(struct kf_cur *c, unsigned int op)
 {
 	struct kf_ioc io;
 
-	if (kf_decode_ioc(c, op, &io, L.arg, (__u64)(uintptr_t)L.arena))
-		do_ioctl(&io);	/* io.defer: run at once (LK_HARNESS_OPS) */
+	if (!kf_decode_ioc(c, op, &io, L.arg, (__u64)(uintptr_t)L.arena))
+		return;
+	/*
+	 * A raw IOCTL gives arg_len bytes; the device reads _IOC_SIZE (LK_LEN_PLUS1).
+	 * Past what the program gave, zeros: not the last call's bytes, which
+	 * made a program's result depend on the one before it (a replay, or the
+	 * second run of a cross-backend pair, saw other bytes).
+	 */
+	if (io.arg_len < _IOC_SIZE(io.cmd))
+		memset(L.arg + io.arg_len, 0, _IOC_SIZE(io.cmd) - io.arg_len);
+	do_ioctl(&io);	/* io.defer: run at once (LK_HARNESS_OPS) */
 }
 
 /* Would a write to source i ready two or more kevents of one queue? */
@@ -965,6 +1110,7 @@ static void op_source(struct kf_cur *c, bool drain)
 	drain_origins();
 	fire_src = i;
 	fired = m_fire_each(&L.m, fire_bits, NULL);
+	rec(TR_FIRED, (unsigned int)i, fired);
 	if (L.trace)
 		fprintf(stderr, "lockstep: step %u write source %d (%u pending): %u fired\n",
 			L.step, i, src[i].pending, fired);
@@ -1059,6 +1205,7 @@ static void start(const uint8_t *hdr)
 	L.failed = false;
 	L.why[0] = '\0';
 	nwin = 0;
+	memset(stamp_map, 0, sizeof(stamp_map));
 }
 
 static void finish(void)
@@ -1289,6 +1436,54 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
+/* What other clients hold: the backend-wide counters INFO shows. */
+static bool same_holdings(const struct kevent_info *a, const struct kevent_info *b)
+{
+	if (a->live_queues != b->live_queues || a->live_kevents != b->live_kevents ||
+	    a->live_waiters != b->live_waiters)
+		return false;
+	for (int i = 0; i < KEVENT_LIMIT_NR; i++)
+		if (i != KEVENT_LIMIT_EXPIRIES && i != KEVENT_LIMIT_RUNNING &&
+		    a->limits[i].used != b->limits[i].used)
+			return false;
+	return true;
+}
+
+/*
+ * Each program compares live_* and limits[].used from a baseline taken at
+ * its start (LK_INFO_SHARED), so nothing else may change them meanwhile.
+ * A client that ran just before (the fuse tier's device fuzzer, a client
+ * test's children) may still be released: on fuse and CUSE a release is
+ * answered after close() returned, and under load (an ASan daemon on a busy
+ * host) seconds later.  So the run starts once the counters held still for
+ * QUIET_MS (at most QUIET_MAX_MS; then it says so and starts anyway).  A
+ * client active during the run is a difference by design: one lockstep run
+ * per backend instance (a second copy needs a daemon of its own).
+ */
+static void await_quiet(void)
+{
+	struct kevent_info last, now;
+	int still = 0;
+
+	if (info_of(L.probe, &last))
+		return;
+	for (int ms = 0; ms < QUIET_MAX_MS; ms += 20) {
+		drain_origins();
+		usleep(20000);
+		if (info_of(L.probe, &now))
+			return;
+		if (!same_holdings(&last, &now)) {
+			still = 0;
+			last = now;
+		} else if ((still += 20) >= QUIET_MS) {
+			return;
+		}
+	}
+	fprintf(stderr, "kevent-lockstep: the backend's counters still move after %d ms: "
+		"another client is active (differences in live_* or used may be its)\n",
+		QUIET_MAX_MS);
+}
+
 static void setup_sources(void)
 {
 	int p[2], sv[2];
@@ -1332,9 +1527,85 @@ static void print_figures(double secs)
 		L.fires, L.diffs, cov, ecov, secs);
 }
 
+static int open_dev(struct lk_dev *d, struct kevent_info *info)
+{
+	struct kevent_drain dr = { 0 };
+
+	d->probe = open(d->path, O_RDWR | O_CLOEXEC);
+	if (d->probe < 0) {
+		printf("kevent-lockstep: SKIP: %s: %s\n", d->path, strerror(errno));
+		return -1;
+	}
+	if (info_of(d->probe, info)) {
+		printf("kevent-lockstep: SKIP: INFO on %s: %s\n", d->path, strerror(errno));
+		return -1;
+	}
+	d->drain = ioctl(d->probe, KEVENT_IOC_DRAIN, &dr) == 0;
+	if (!d->drain)
+		fprintf(stderr, "kevent-lockstep: no KEVENT_IOC_DRAIN on %s (start the backend "
+			"for tests): source writes are not run\n", d->path);
+	if (ndev > 1 && !(d->tr = calloc(TR_MAX, sizeof(*d->tr)))) {
+		printf("kevent-lockstep: SKIP: no memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Cross-backend runs compare results only where the model expects the same
+ * of both: the same path limits (B4), types, fd origins and barrier.
+ */
+static bool comparable(const struct kevent_info *a, const struct kevent_info *b)
+{
+	const char *why = a->max_ctl_num != b->max_ctl_num || a->max_get_nr != b->max_get_nr ?
+			  "different path limits (max_ctl_num, max_get_nr: B4)" :
+			  a->supported_types != b->supported_types ? "different supported_types" :
+			  (a->features ^ b->features) & KEVENT_FEAT_FD_ORIGINS ?
+			  "KEVENT_FEAT_FD_ORIGINS on one only" :
+			  devs[0].drain != devs[1].drain ? "KEVENT_IOC_DRAIN on one only" : NULL;
+
+	if (why)
+		printf("kevent-lockstep: SKIP: %s and %s not comparable: %s\n", devs[0].path,
+		       devs[1].path, why);
+	return !why;
+}
+
+static void use_dev(int d)
+{
+	cur_dev = d;
+	L.dev = devs[d].path;
+	L.probe = devs[d].probe;
+	L.drain = devs[d].drain;
+	devs[d].ntr = 0;
+}
+
+static unsigned long cross_runs, cross_diffs;
+
+/* The program on each device, then (two devices) their records compared. */
+static int run_on_each(const uint8_t *p, size_t n)
+{
+	L.where = "";
+	for (int d = 0; d < ndev; d++) {
+		use_dev(d);
+		if (run_program(p, n)) {
+			if (ndev > 1)
+				L.where = d ? " (second device)" : " (first device)";
+			return 1;
+		}
+	}
+	if (ndev < 2)
+		return 0;
+	cross_runs++;
+	if (!cross_compare())
+		return 0;
+	cross_diffs++;
+	L.where = " (cross-backend)";
+	return 1;
+}
+
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-d DEV] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR] "
+	fprintf(stderr, "usage: %s [-d DEV] [-x DEV2] [-n PROGRAMS] [-s SEED] [-t SECONDS] [-a DIR] "
 		"[-k] [-v] [-r] [PATH...]\n  -r: print the per-backend allowances and exit\n",
 		argv0);
 	exit(2);
@@ -1347,16 +1618,20 @@ int main(int argc, char **argv)
 	const char *art = NULL;
 	struct timespec t0, t1;
 	static uint8_t buf[65536];
-	struct kevent_info info;
+	struct kevent_info info, info2;
 	bool default_run;
 	int opt;
 
 	L.dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : "/dev/kevent";
 	rng = 1;
 	L.trace = getenv("LOCKSTEP_TRACE") != NULL;
-	while ((opt = getopt(argc, argv, "d:n:s:t:a:kvr")) != -1) {
+	while ((opt = getopt(argc, argv, "d:x:n:s:t:a:kvr")) != -1) {
 		switch (opt) {
 		case 'd': L.dev = optarg; break;
+		case 'x':
+			devs[1].path = optarg;
+			ndev = 2;
+			break;
 		case 'n': nmut = strtoul(optarg, NULL, 0); break;
 		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
 		case 't': limit = strtod(optarg, NULL); break;
@@ -1382,38 +1657,20 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		add_path(argv[i]);
-	L.probe = open(L.dev, O_RDWR | O_CLOEXEC);
-	if (L.probe < 0) {
-		printf("kevent-lockstep: SKIP: %s: %s\n", L.dev, strerror(errno));
+	devs[0].path = L.dev;
+	for (int d = 0; d < ndev; d++)
+		if (open_dev(&devs[d], d ? &info2 : &info))
+			return 77;
+	if (ndev > 1 && !comparable(&info, &info2))
 		return 77;
-	}
-	if (info_of(L.probe, &info)) {
-		printf("kevent-lockstep: SKIP: INFO on %s: %s\n", L.dev, strerror(errno));
-		return 77;
-	}
-	/*
-	 * An open difference (fuzz/README.md, "Open differences"): the module
-	 * writes back fewer ADD answers than the model in seed-add-answers
-	 * step 2.  Until it is fixed or decided, the default run skips on the
-	 * module and says so; given programs (the corpus path), it compares.
-	 */
-	if (default_run && info.backend == KEVENT_BACKEND_MODULE) {
-		printf("kevent-lockstep: SKIP: open difference on the module (seed-add-answers "
-		       "step 2, ADD answers written back); run with fuzz/corpus to see it\n");
-		return 77;
-	}
-	{
-		struct kevent_drain d = { 0 };
-
-		L.drain = ioctl(L.probe, KEVENT_IOC_DRAIN, &d) == 0;
-	}
-	if (!L.drain)
-		fprintf(stderr, "kevent-lockstep: no KEVENT_IOC_DRAIN on %s (start the backend "
-			"for tests): source writes are not run\n", L.dev);
 	for (int i = 0; i < KF_NQ; i++)
 		L.q[i].fd = -1;
 	setup_arena();
 	setup_sources();
+	for (int d = 0; d < ndev; d++) {
+		use_dev(d);
+		await_quiet();
+	}
 	signal(SIGALRM, on_alarm);
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
@@ -1432,9 +1689,10 @@ int main(int argc, char **argv)
 			p = buf;
 			L.prog_name = "mutation";
 		}
-		if (run_program(p, n)) {
+		if (run_on_each(p, n)) {
 			L.diffs++;
-			fprintf(stderr, "kevent-lockstep: DIFFERENCE in %s: %s\n", L.prog_name, L.why);
+			fprintf(stderr, "kevent-lockstep: DIFFERENCE in %s%s: %s\n", L.prog_name,
+				L.where, L.why);
 			if (art)
 				save(art, p, n);
 			if (!L.keep_going)
@@ -1451,5 +1709,9 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	print_figures((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (ndev > 1)
+		printf("kevent-lockstep: cross-backend %s vs %s: %lu programs compared, "
+		       "%lu cross differences\n", devs[0].path, devs[1].path, cross_runs,
+		       cross_diffs);
 	return L.diffs ? 1 : 0;
 }

@@ -1020,6 +1020,128 @@ static int get_events(struct model *m, struct mq *q, unsigned int uid,
 	return KDISP_PARKED;
 }
 
+/* ---- the kevent_uring of revision 2 (D53-D55), device mode ---- */
+
+/* D53: the whole ring writable (read, write back), then kidx and over 0. */
+static int uring_init(struct model *m, struct mq *q, const struct kevent_ring_init *r)
+{
+	size_t len = KEVENT_URING_SIZE(r->num);
+	static const __u32 zero32;
+	unsigned char *probe;
+
+	if (q->uring_set)
+		return -EBUSY;
+	if (r->ring) {
+		probe = malloc(len);
+		if (!probe)
+			abort();
+		if (!m_read(m, probe, r->ring, len) || !m_write(m, r->ring, probe, len)) {
+			free(probe);
+			return -EFAULT;
+		}
+		free(probe);
+		if (!m_write(m, r->ring, &zero32, 4) || !m_write(m, r->ring + 4, &zero32, 4))
+			return -EFAULT;
+		q->uring = r->ring;
+		q->unum = r->num;
+		q->kidx = q->uidx = q->over = 0;
+		q->ufull = false;
+	}
+	q->uring_set = q->ctl_seen = true;
+	return 0;
+}
+
+/* Published slots not yet committed. */
+static __u32 uring_used(const struct mq *q)
+{
+	return q->ufull ? q->unum : (q->kidx + q->unum - q->uidx) % q->unum;
+}
+
+bool m_wait_blocks(const struct model *m, int slot, const struct margs *a)
+{
+	const struct mq *q = m->slot[slot];
+	const struct kevent_wait_arg *w = &a->a.wait;
+	__u64 ns;
+
+	if (!q->uring || w->old_uidx >= q->unum || !w->num || w->old_uidx != q->uidx ||
+	    (w->ioc_flags & KEVENT_GET_NONBLOCK) || q->latched)
+		return false;
+	if (timeout_ns_of(m, &w->timeout, w->flags, &ns) || !ns)
+		return false;
+	return !(q->nrdy && uring_used(q) < q->unum);
+}
+
+/* D55: n = min(num, free slots, ready) into the ring at kidx, then ring_kidx. */
+static int uring_wait(struct model *m, struct mq *q, const struct kevent_wait_arg *w)
+{
+	__u32 n, i, next;
+
+	serve(m, q);
+	if (!q->uring || w->old_uidx >= q->unum)
+		return -EINVAL;
+	if (!w->num || w->old_uidx != q->uidx)
+		return 0;
+	q->latched = false;	/* D50: a WAIT takes the wake as a GET_EVENTS does */
+	n = w->num < q->unum ? w->num : q->unum;
+	if (n > q->unum - uring_used(q))
+		n = q->unum - uring_used(q);
+	if (n > q->nrdy)
+		n = q->nrdy;
+	for (i = 0; i < n; i++) {
+		struct mkev *k = ml_entry(q->rdy.next, struct mkev, rdy);
+		struct ukevent uk = k->uk;
+		__u32 s = (q->kidx + i) % q->unum;
+
+		ml_del(&k->rdy);
+		q->nrdy--;
+		k->ready = false;
+		uk.ret_flags = k->rflags;
+		uk.ret_data[0] = k->rdata[0];
+		uk.ret_data[1] = k->rdata[1];
+		if (!m_write(m, q->uring + 8 + (__u64)s * UKSZ, &uk, UKSZ))
+			abort();	/* RING_INIT checked it; the arena stays mapped */
+		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
+			destroy(m, q, k);
+	}
+	if (!n)
+		return 0;
+	next = (q->kidx + n) % q->unum;
+	if (!m_write(m, q->uring, &next, 4))
+		abort();
+	q->kidx = next;
+	q->ufull = next == q->uidx;
+	return (int)n;
+}
+
+/* D54, with U = uidx, K = over, u = used. */
+static int uring_commit(struct model *m, struct mq *q, const struct kevent_commit_arg *c)
+{
+	__u32 nu = c->new_uidx, u, f, k1;
+
+	if (!q->uring)
+		return 0;
+	if (nu >= q->unum)
+		return -EINVAL;
+	if (c->over != q->over)
+		return c->over == q->over - 1 && nu < q->uidx ? 0 : -EOVERFLOW;
+	u = uring_used(q);
+	f = nu == q->uidx ? (q->ufull ? q->unum : 0) : (nu + q->unum - q->uidx) % q->unum;
+	if (f > u)
+		return -EINVAL;
+	if (!f)
+		return 0;
+	if (nu <= q->uidx) {
+		k1 = q->over + 1;
+		if (!m_write(m, q->uring + 4, &k1, 4))
+			return -EFAULT;
+		q->over = k1;
+	}
+	q->uidx = nu;
+	q->ufull = false;
+	serve(m, q);
+	return (int)f;
+}
+
 int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a, int wslot)
 {
 	struct mq *q = m->slot[slot];
@@ -1035,6 +1157,8 @@ int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a
 	case KEVENT_IOC_NR_GET_EVENTS:
 		return get_events(m, q, uid, &a->a.get, wslot);
 	case KEVENT_IOC_NR_RING_INIT:
+		if (m->org)
+			return uring_init(m, q, &a->a.ring_init);
 		/*
 		 * D53: ring calls reach the caller's memory directly; the
 		 * harness's accessor holds only planned ranges and these plan
@@ -1047,9 +1171,13 @@ int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a
 		q->uring_set = q->ctl_seen = true;
 		return 0;
 	case KEVENT_IOC_NR_WAIT:
+		if (m->org)
+			return uring_wait(m, q, &a->a.wait);
 		serve(m, q);
 		return -EINVAL;		/* D55: no ring */
 	case KEVENT_IOC_NR_COMMIT:
+		if (m->org)
+			return uring_commit(m, q, &a->a.commit);
 		return 0;		/* D54: no ring */
 	default:
 		if (q->ctl_seen)
@@ -1116,5 +1244,9 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->abi_lowest = M_REV_LOWEST;
 	out->queue_revision = q->revision;
 	out->queue_abi_flags = q->abi_flags;
+	out->ring_num = q->unum;
+	out->ring_kidx = q->kidx;
+	out->ring_uidx = q->uidx;
+	out->ring_over = q->over;
 }
 

@@ -45,6 +45,10 @@ struct mq {
 	unsigned int revision, abi_flags;	/* SET_ABI (A12, D40) */
 	bool latched;			/* READY num 0 with no waiter (D50) */
 	bool uring_set;			/* RING_INIT accepted (D53) */
+	/* the kevent_uring (D53-D55), device mode only (model.org set) */
+	__u64 uring;			/* its user address, 0: none */
+	__u32 unum, kidx, uidx, over;
+	bool ufull;
 	bool notify;
 	unsigned long notify_exp, notify_seen;
 	unsigned char *ring;		/* the real ring, NULL: none */
@@ -138,6 +142,8 @@ void m_run(struct model *m);
 void m_intr(struct model *m, int w);
 void m_put(struct model *m, int w);
 void m_reap(struct model *m);
+/* D55: would this planned WAIT block (device mode)?  The lockstep runs none that would. */
+bool m_wait_blocks(const struct model *m, int slot, const struct margs *a);
 
 /* Live objects the model expects (kcore_counters). */
 void m_counters(const struct model *m, struct kcore_counters *out);

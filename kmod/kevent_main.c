@@ -491,9 +491,11 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 	struct kevent *k;
 	int ret;
 
+	/*
+	 * Only ret_flags is cleared: a failed entry keeps the caller's
+	 * ret_data[0] (abi.md section 4, take13; the core does the same).
+	 */
 	uk->ret_flags = 0;
-	uk->ret_data[0] = 0;
-	uk->ret_data[1] = 0;
 	if (kq_req_refused(q, uk)) {
 		kq_fail(uk, -EINVAL);
 		return 1;
@@ -520,6 +522,8 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 	k->revision = q->revision;
 	k->origin = origin;
 	k->uk = *uk;
+	k->uk.ret_data[0] = 0;	/* an origin's answer starts from {0, 0} */
+	k->uk.ret_data[1] = 0;
 
 	ret = origin->attach(k);
 	if (ret) {

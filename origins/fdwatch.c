@@ -353,23 +353,37 @@ static int ksocket_attach(struct kitem *k, const struct kcaller *caller,
 	return kwatch_attach(k, caller, res, KEVENT_SOCKET);
 }
 
+/*
+ * MODIFY re-evaluates at once (section 4), and the EPOLL_CTL_MOD or _ADD it
+ * makes reports the fd's present readiness to the reactor as one more edge.
+ * Taken later, after the caller dequeued the event MODIFY made ready, that
+ * edge would ready it again with no new activity (A6; the module re-checks
+ * in the caller's syscall only): a duplicate that only load shows (the
+ * lockstep fuzzer found it with an ASan daemon on a busy host).  So when the
+ * re-check found the fd ready, the drain lets the reactor take the edge
+ * before MODIFY returns: it fires a kevent that is, or is about to be, on
+ * the ready list with the same result, and merges (D3).
+ */
 static int kwatch_modify(struct kitem *k, struct korigin_result *res)
 {
 	struct kwatch *w = korigin_data(k);
-	int ready = 0;
+	int ready = 0, edge = 0;
 
 	pthread_mutex_lock(&korigins_lock);
 	w->event = korigin_ukevent(k)->event;
 	if (w->in_epoll)
-		kreactor_mod(w->dup, kwatch_epoll_mask(w), kwatch_data(w));
+		edge = !kreactor_mod(w->dup, kwatch_epoll_mask(w), kwatch_data(w));
 	/* MODIFY re-arms a stopped kevent (A6; the module clears its 'stopped'). */
 	if (w->stopped && !kreactor_add(w->dup, kwatch_epoll_mask(w), kwatch_data(w))) {
 		w->in_epoll = 1;
 		w->stopped = 0;
+		edge = 1;
 	}
 	if (w->in_epoll || w->type == KEVENT_SOCKET)
 		ready = kwatch_check(w, res);
 	pthread_mutex_unlock(&korigins_lock);
+	if (edge && ready > 0)
+		korigins_drain();
 	return ready;
 }
 
