@@ -801,6 +801,19 @@ static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
 	    (a->ioc_flags & KEVENT_GET_NONBLOCK) || q->nrdy >= a->min_nr)
 		return false;
 	a->timeout_ns = WAIT_CLAMP_NS;
+	if (a->ioc_flags & KEVENT_GET_TIMESPEC) {
+		/*
+		 * D48: the device reads a timespec call's timeout from timeout_ts
+		 * and flags (timeout_ns must stay 0); the model has converted it
+		 * into timeout_ns already.  A relative 1 ms for both.
+		 */
+		a->flags = 0;
+		a->timeout_ts = (struct kevent_timespec){ .tv_nsec = WAIT_CLAMP_NS };
+		memcpy(arg + offsetof(struct kevent_get_events_arg, flags), &a->flags, sizeof(a->flags));
+		memcpy(arg + offsetof(struct kevent_get_events_arg, timeout_ts), &a->timeout_ts,
+		       sizeof(a->timeout_ts));
+		return true;
+	}
 	memcpy(arg + offsetof(struct kevent_get_events_arg, timeout_ns), &a->timeout_ns,
 	       sizeof(a->timeout_ns));
 	return true;
