@@ -122,7 +122,8 @@ class Plots:
                 f.write('\n\n')
         plots = ', '.join(f"'{dat}' index {i} with linespoints lw 2 title '{label}'"
                           for i, (label, _) in enumerate(series))
-        script = (f"set terminal png size 900,540\nset output '{self.out}/{name}.png'\n"
+        # noenhanced: an underscore in a label (get_events) is a letter, not a subscript
+        script = (f"set terminal png size 900,540 noenhanced\nset output '{self.out}/{name}.png'\n"
                   f"set title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel}'\n"
                   f"set grid\nset key outside right\n{'set logscale x' if logx else ''}\n"
                   f"{extra}\nplot {plots}\n")
