@@ -122,7 +122,8 @@ class Plots:
                 f.write('\n\n')
         plots = ', '.join(f"'{dat}' index {i} with linespoints lw 2 title '{label}'"
                           for i, (label, _) in enumerate(series))
-        script = (f"set terminal png size 900,540\nset output '{self.out}/{name}.png'\n"
+        # noenhanced: an underscore in a label (get_events) is a letter, not a subscript
+        script = (f"set terminal png size 900,540 noenhanced\nset output '{self.out}/{name}.png'\n"
                   f"set title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel}'\n"
                   f"set grid\nset key outside right\n{'set logscale x' if logx else ''}\n"
                   f"{extra}\nplot {plots}\n")
@@ -141,6 +142,7 @@ def main():
     ap.add_argument('--mode', default='full')
     ap.add_argument('--guest', type=int, default=1)
     ap.add_argument('--commit', default='unknown')
+    ap.add_argument('--note', default='', help='where the raw logs came from, when not one run')
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     raw = lambda n: read(os.path.join(a.raw, f'{n}.log'))  # noqa: E731
@@ -156,6 +158,8 @@ def main():
       + (' **Quick mode: short runs, a sanity pass, not figures to quote.**' if a.mode == 'quick' else '')
       + ('' if a.guest else ' **No guest boot in this run** (`--quick` leaves it out unless `--guest` is given, '
          'or `--no-guest`): the module and CUSE rows are not measured.') + '\n')
+    if a.note:
+        w(f'**Provenance of this report:** {a.note}\n')
     w('| | |\n|---|---|')
     for k, v in versions(a.build, a.commit):
         w(f'| {k} | {v} |')
