@@ -532,8 +532,9 @@ static void abs_calls_end(struct abs_call c[2])
  * D48: an ABSTIME CLOCK_REALTIME deadline follows clock_settime forward:
  * 40 s away, it is passed when the clock is set 50 s ahead, and both calls
  * return 0 within 25 s, not at the 40 s their monotonic wait would take.
- * The shift stays small because Criterion's test timeout (KTEST_TIMEOUT)
- * counts the wall clock: a jump of an hour ends the test as "timed out".
+ * The shift stays small: Criterion's test timeout (KTEST_TIMEOUT) follows
+ * the wall clock, and a jump of two hours ended this test as "timed out"
+ * on every backend.
  */
 KTEST_REVS(rev2, clock_set_forward_ends_abstime_calls, 2, KTEST_OPEN)
 {

@@ -102,7 +102,13 @@ static void l_check_queue(const struct lq *q, unsigned long long *kev,
 	    kdisp_execute(q->kq, &plan, &c, &L.mem.ua, &info, NULL, NULL))
 		kf_fail("loose: INFO failed");
 	mask = kqueue_poll(q->kq);
-	if (!!mask != !!info.queue_ready)
+	/*
+	 * D50: on a revision-2 queue a READY with num 0 and no waiter latches
+	 * a wake that raises POLLIN with nothing ready; whether one is latched
+	 * here depends on the timing (it wakes a waiter if one is parked), and
+	 * the public API does not show it.
+	 */
+	if (!!mask != !!info.queue_ready && !(mask && info.queue_revision >= 2))
 		kf_fail("loose: poll %#x with %u ready", mask, info.queue_ready);
 	if (info.queue_ready > info.queue_kevents || info.queue_kevents >= KEVENT_MAX_EVENTS)
 		kf_fail("loose: %u ready of %u kevents", info.queue_ready, info.queue_kevents);
