@@ -122,8 +122,9 @@ static const struct lk_rule {
 			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
 	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
 			 "ONESHOT the fuzzer waits past after the CTL; POLL/SOCKET: id.raw[0] one of "
-			 "our pipes or socket, read bits only; INODE: not yet (type 7); "
-			 "FIRE writes a byte, BREAK drains", "abi.md A6, A8, A9, D13, D31" },
+			 "our pipes or socket, read bits only; INODE: our private directory, "
+			 "CREATE|REMOVE; FIRE writes a byte (id1 bit 7: creates a file), BREAK "
+			 "drains (removes one)", "abi.md A6, A8, A9, D13, D31" },
 	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
 			     "usable is -EFAULT even with nothing ready (the module probes it, the "
 			     "daemon fetches the plan's ranges; kfuzz's core alone never touches it)",
@@ -163,7 +164,20 @@ static struct lk_src {
 #define POLL_READ_BITS	(KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI | KEVENT_POLL_POLLERR | \
 			 KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDNORM | KEVENT_POLL_POLLRDBAND | \
 			 KEVENT_POLL_POLLMSG)
-#define TYPE_INODE_OFF	7	/* INODE entries go here: an unknown type (-EINVAL) */
+
+/*
+ * The inode source: a private directory the fuzzer creates files in (FIRE
+ * with id1 bit 7) and removes them from (BREAK with id1 bit 7); INODE
+ * entries watch it.
+ */
+#define INO_SRC	0x80
+
+static struct {
+	char path[64];
+	int dirfd;
+	unsigned int files;	/* f0 .. f<files-1> exist */
+	__u32 bit;		/* the event of the write being made */
+} ino = { .dirfd = -1 };
 
 static int src_of_fd(__u32 fd)
 {
@@ -205,8 +219,9 @@ static void map_entry(struct ukevent *uk)
 		uk->event &= uk->type == KEVENT_POLL ? POLL_READ_BITS : KEVENT_SOCKET_RECV;
 		break;
 	case KEVENT_INODE:
-		uk->type = TYPE_INODE_OFF;
-		/* fall through */
+		uk->id.raw[0] = (__u32)ino.dirfd;
+		uk->event &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+		break;
 	default:
 		/*
 		 * MODIFY matches id and cookie, not the type (D7): an entry of
@@ -214,7 +229,7 @@ static void map_entry(struct ukevent *uk)
 		 * give it an event or req_flags its mapping never allows.
 		 */
 		if (uk->id.raw[0] == TIMER_SHORT_MS || uk->id.raw[0] == TIMER_PERIOD_MS ||
-		    src_of_fd(uk->id.raw[0]) >= 0)
+		    src_of_fd(uk->id.raw[0]) >= 0 || uk->id.raw[0] == (__u32)ino.dirfd)
 			uk->id.raw[0] = 1;
 		break;
 	}
@@ -242,6 +257,8 @@ static int org_check(const struct ukevent *uk, __u32 rdata[2])
 	case KEVENT_TIMER:
 		/* A9: period 0 or no KEVENT_TIMER_FIRED: -EINVAL */
 		return uk->id.raw[0] && (uk->event & KEVENT_TIMER_FIRED) ? 0 : -EINVAL;
+	case KEVENT_INODE:
+		return no_fd_origins ? -EPERM : 0;	/* entries, not a state: never ready now */
 	case KEVENT_SOCKET:
 		if (!no_fd_origins && !src[src_of_fd(uk->id.raw[0])].sock)
 			return -ENOTSOCK;
@@ -314,6 +331,9 @@ static int fire_src;
 
 static __u32 fire_bits(void *ctx, const struct ukevent *uk)
 {
+	if (uk->type == KEVENT_INODE || fire_src < 0)
+		return uk->type == KEVENT_INODE && fire_src < 0 &&
+		       uk->id.raw[0] == (__u32)ino.dirfd ? uk->event & ino.bit : 0;
 	if (src_of_fd(uk->id.raw[0]) != fire_src)
 		return 0;
 	if (uk->type == KEVENT_POLL &&
@@ -1063,6 +1083,68 @@ static bool fires_several(int i)
 	return false;
 }
 
+/* Would the inode write about to be made reach a kevent that is ready already? */
+static bool ino_merges(void)
+{
+	for (int s = 0; s < KF_NQ; s++) {
+		const struct mq *q = L.m.slot[s];
+
+		if (!q)
+			continue;
+		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
+			const struct mkev *k = (const void *)((const char *)p -
+							      offsetof(struct mkev, reg));
+
+			if (k->ready && fire_bits(NULL, &k->uk))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The inode source: FIRE creates a file in the private directory, BREAK
+ * removes the newest.  Not run (LK_ONE_PER_SOURCE) when two kevents of one
+ * queue would fire, or when one that would is ready already: how two
+ * entry events merge into one pending result is not the point here.
+ */
+static void ino_source(bool remove)
+{
+	char name[16];
+	unsigned int fired;
+	int fd;
+
+	if (ino.dirfd < 0 || (remove ? !ino.files : ino.files >= 64))
+		return;
+	fire_src = -1;
+	ino.bit = remove ? KEVENT_INODE_REMOVE : KEVENT_INODE_CREATE;
+	if (fires_several(-1) || ino_merges())
+		return;
+	snprintf(name, sizeof(name), "f%u", remove ? ino.files - 1 : ino.files);
+	if (remove) {
+		if (unlinkat(ino.dirfd, name, 0) < 0) {
+			diff("removing %s/%s: %s", ino.path, name, strerror(errno));
+			return;
+		}
+		ino.files--;
+	} else {
+		fd = openat(ino.dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			diff("creating %s/%s: %s", ino.path, name, strerror(errno));
+			return;
+		}
+		close(fd);
+		ino.files++;
+	}
+	L.fires++;
+	drain_origins();
+	fired = m_fire_each(&L.m, fire_bits, NULL);
+	rec(TR_FIRED, 0x100 | remove, fired);
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u %s %s/%s: %u fired\n", L.step,
+			remove ? "remove" : "create", ino.path, name, fired);
+}
+
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
 static void op_source(struct kf_cur *c, bool drain)
 {
@@ -1078,6 +1160,10 @@ static void op_source(struct kf_cur *c, bool drain)
 		return;
 	if (!L.drain)
 		return;	/* without the barrier the model cannot know when */
+	if (id1 & INO_SRC) {
+		ino_source(drain);
+		return;
+	}
 	i = (int)(id0 % NSRC);
 	if (drain) {
 		while (src[i].pending) {
@@ -1175,6 +1261,12 @@ static int settle(__u64 want_queues, __u64 want_kevents, struct kevent_info *out
 static void reset_sources(void)
 {
 	char buf[4096];
+
+	while (ino.files) {
+		snprintf(buf, sizeof(buf), "f%u", --ino.files);
+		if (unlinkat(ino.dirfd, buf, 0) < 0 && errno != ENOENT)
+			kf_fail("removing %s/%s: %s\n", ino.path, buf, strerror(errno));
+	}
 
 	for (int i = 0; i < NSRC; i++)
 		while (src[i].pending) {
@@ -1496,6 +1588,25 @@ static void setup_sources(void)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		kf_fail("socketpair: %s\n", strerror(errno));
 	src[NSRC - 1] = (struct lk_src){ sv[0], sv[1], true, 0 };
+	snprintf(ino.path, sizeof(ino.path), "/tmp/kevent-lockstep-XXXXXX");
+	if (!mkdtemp(ino.path))
+		kf_fail("mkdtemp: %s\n", strerror(errno));
+	ino.dirfd = open(ino.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ino.dirfd < 0)
+		kf_fail("open %s: %s\n", ino.path, strerror(errno));
+}
+
+/* At exit: the private directory goes (its files went with the last program). */
+static void remove_ino_dir(void)
+{
+	char buf[16];
+
+	while (ino.files) {
+		snprintf(buf, sizeof(buf), "f%u", --ino.files);
+		unlinkat(ino.dirfd, buf, 0);
+	}
+	if (ino.path[0])
+		rmdir(ino.path);
 }
 
 static void setup_arena(void)
@@ -1667,6 +1778,7 @@ int main(int argc, char **argv)
 		L.q[i].fd = -1;
 	setup_arena();
 	setup_sources();
+	atexit(remove_ino_dir);
 	for (int d = 0; d < ndev; d++) {
 		use_dev(d);
 		await_quiet();
