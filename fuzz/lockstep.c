@@ -86,6 +86,7 @@ enum lk_rule_id {
 	LK_RETRY_CTL_FAULT,	/* retry path: a faulting CTL does not end SET_ABI's window */
 	LK_URING_ADDR,		/* RING_INIT's ring: an address in the arena */
 	LK_WAIT_BLOCKS,		/* a WAIT that would block: not run */
+	LK_RAW_ADDR,		/* a raw CTL/GET struct's address: an arena offset */
 	LK_NR
 };
 
@@ -146,6 +147,9 @@ static const struct lk_rule {
 	[LK_WAIT_BLOCKS] = { "a WAIT that would block (a ring, nothing ready or no free slot, "
 			     "a timeout): not run, nothing would arrive while it waits",
 			     "abi.md D55, D48" },
+	[LK_RAW_ADDR] = { "a raw IOCTL's CTL or GET_EVENTS array address: its low 32 bits "
+			  "as an arena offset (NULL stays), so it lands in the arena or faults, "
+			  "whatever else the process maps", "fuzz/README.md (the arena)" },
 	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
 				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
 				 "path), O2" },
@@ -842,6 +846,34 @@ static void map_uring(const struct kf_ioc *io)
 	memcpy(L.arg, &ring, sizeof(ring));
 }
 
+/*
+ * LK_RAW_ADDR: the array address in a raw IOCTL's CTL or GET_EVENTS
+ * struct is the low 32 bits as an arena offset, as decoded operations have
+ * it (NULL stays): in the arena or in the PROT_NONE reservation around it,
+ * never in whatever else this process maps (an ASan build maps its shadow
+ * low: the same program read memory there and faulted in a plain build).
+ */
+static void map_raw_addr(const struct kf_ioc *io)
+{
+	size_t at, usize = _IOC_SIZE(io->cmd);
+	__u64 a;
+
+	if (L.op != KF_OP_IOCTL || io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC)
+		return;
+	if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_CTL)
+		at = offsetof(struct kevent_ctl_arg, events);
+	else if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_GET_EVENTS)
+		at = offsetof(struct kevent_get_events_arg, events);
+	else
+		return;
+	if (usize < at + sizeof(a))
+		return;
+	memcpy(&a, L.arg + at, sizeof(a));
+	if (a)
+		a = (__u64)(uintptr_t)L.arena + (a & 0xffffffffu);
+	memcpy(L.arg + at, &a, sizeof(a));
+}
+
 /* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
 static bool get_range_faults(const struct margs *ma)
 {
@@ -981,6 +1013,7 @@ static void do_ioctl(const struct kf_ioc *io)
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
 		return;
 	map_uring(io);
+	map_raw_addr(io);
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
