@@ -178,6 +178,8 @@ KTEST_REVS(rev2, ring_init_checks, 2, KTEST_OPEN)
 	cr_assert_eq(ring_init(kfd, gone, 8), -EFAULT, "unmapped ring");
 	cr_assert_eq(ring_init(kfd, r, 8), 0);
 	cr_assert_eq(ring_init(kfd, r, 8), -EBUSY, "second ring");
+	/* The module once probed the new ring first and said EFAULT here. */
+	cr_assert_eq(ring_init(kfd, gone, 8), -EBUSY, "second ring, unmapped: EBUSY first");
 	cr_assert_eq(kt_set_abi_flags(kfd, 0), -EBUSY, "SET_ABI after RING_INIT");
 	close(kfd);
 	free(r);

@@ -590,6 +590,55 @@ static void seed_rev2_ring(void)
 	emit("rev2-ring");
 }
 
+/* BREAK with a chosen id1 (the lockstep fuzzer's inode source: bit 7). */
+static void brk_x(unsigned int id0, unsigned int id1, unsigned int err)
+{
+	b1(KF_OP_BREAK);
+	b1(id0);
+	b1(id1);
+	b1(err);
+}
+
+/*
+ * INODE kevents on the lockstep fuzzer's private directory: FIRE and BREAK
+ * with id1 bit 7 create and remove a file there (in process they fire no
+ * kevent of this program: no such id).
+ */
+static void seed_inode(void)
+{
+	struct ent e[3];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_INODE, .ev = KEVENT_INODE_CREATE, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 1, .type = KEVENT_INODE, .ev = KEVENT_INODE_REMOVE, .c0 = 2 };
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	open_q(1, 0, 0);
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	fire(9, 0x80, 0);			/* create: the CREATE kevent */
+	get(0, 0, 4, 2000);
+	fire(9, 0x80, 0);
+	fire(9, 0x80, 0);			/* merges: not run */
+	brk_x(9, 0x80, 0);			/* remove: the REMOVE kevent */
+	get(0, 0, 4, 2000);
+	e[0].ev = KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+	poke(1000, 1, e);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 1000);	/* both bits: a remove fires two (not run) */
+	brk_x(9, 0x80, 0);
+	poke(0, 1, &e[1]);
+	ctl(0, KEVENT_CTL_REMOVE, 1, 0);
+	brk_x(9, 0x80, 0);
+	get(0, 0, 4, 2000);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);		/* a second queue on the same directory */
+	fire(9, 0x80, 0);
+	get(1, 0, 4, 2000);
+	close_q(0);
+	close_q(1);
+	emit("inode");
+}
+
 static void seed_rev2(void)
 {
 	static const unsigned char ring0[16], wait0[32], commit0[8];
@@ -1103,6 +1152,7 @@ int main(int argc, char **argv)
 	seed_rev2();
 	seed_rev2_calls();
 	seed_rev2_ring();
+	seed_inode();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -86,6 +86,7 @@ enum lk_rule_id {
 	LK_RETRY_CTL_FAULT,	/* retry path: a faulting CTL does not end SET_ABI's window */
 	LK_URING_ADDR,		/* RING_INIT's ring: an address in the arena */
 	LK_WAIT_BLOCKS,		/* a WAIT that would block: not run */
+	LK_RAW_ADDR,		/* a raw CTL/GET struct's address: an arena offset */
 	LK_NR
 };
 
@@ -122,8 +123,9 @@ static const struct lk_rule {
 			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
 	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
 			 "ONESHOT the fuzzer waits past after the CTL; POLL/SOCKET: id.raw[0] one of "
-			 "our pipes or socket, read bits only; INODE: not yet (type 7); "
-			 "FIRE writes a byte, BREAK drains", "abi.md A6, A8, A9, D13, D31" },
+			 "our pipes or socket, read bits only; INODE: our private directory, "
+			 "CREATE|REMOVE; FIRE writes a byte (id1 bit 7: creates a file), BREAK "
+			 "drains (removes one)", "abi.md A6, A8, A9, D13, D31" },
 	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
 			     "usable is -EFAULT even with nothing ready (the module probes it, the "
 			     "daemon fetches the plan's ranges; kfuzz's core alone never touches it)",
@@ -145,6 +147,9 @@ static const struct lk_rule {
 	[LK_WAIT_BLOCKS] = { "a WAIT that would block (a ring, nothing ready or no free slot, "
 			     "a timeout): not run, nothing would arrive while it waits",
 			     "abi.md D55, D48" },
+	[LK_RAW_ADDR] = { "a raw IOCTL's CTL or GET_EVENTS array address: its low 32 bits "
+			  "as an arena offset (NULL stays), so it lands in the arena or faults, "
+			  "whatever else the process maps", "fuzz/README.md (the arena)" },
 	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
 				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
 				 "path), O2" },
@@ -163,7 +168,20 @@ static struct lk_src {
 #define POLL_READ_BITS	(KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI | KEVENT_POLL_POLLERR | \
 			 KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDNORM | KEVENT_POLL_POLLRDBAND | \
 			 KEVENT_POLL_POLLMSG)
-#define TYPE_INODE_OFF	7	/* INODE entries go here: an unknown type (-EINVAL) */
+
+/*
+ * The inode source: a private directory the fuzzer creates files in (FIRE
+ * with id1 bit 7) and removes them from (BREAK with id1 bit 7); INODE
+ * entries watch it.
+ */
+#define INO_SRC	0x80
+
+static struct {
+	char path[64];
+	int dirfd;
+	unsigned int files;	/* f0 .. f<files-1> exist */
+	__u32 bit;		/* the event of the write being made */
+} ino = { .dirfd = -1 };
 
 static int src_of_fd(__u32 fd)
 {
@@ -205,8 +223,9 @@ static void map_entry(struct ukevent *uk)
 		uk->event &= uk->type == KEVENT_POLL ? POLL_READ_BITS : KEVENT_SOCKET_RECV;
 		break;
 	case KEVENT_INODE:
-		uk->type = TYPE_INODE_OFF;
-		/* fall through */
+		uk->id.raw[0] = (__u32)ino.dirfd;
+		uk->event &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+		break;
 	default:
 		/*
 		 * MODIFY matches id and cookie, not the type (D7): an entry of
@@ -214,7 +233,7 @@ static void map_entry(struct ukevent *uk)
 		 * give it an event or req_flags its mapping never allows.
 		 */
 		if (uk->id.raw[0] == TIMER_SHORT_MS || uk->id.raw[0] == TIMER_PERIOD_MS ||
-		    src_of_fd(uk->id.raw[0]) >= 0)
+		    src_of_fd(uk->id.raw[0]) >= 0 || uk->id.raw[0] == (__u32)ino.dirfd)
 			uk->id.raw[0] = 1;
 		break;
 	}
@@ -242,6 +261,8 @@ static int org_check(const struct ukevent *uk, __u32 rdata[2])
 	case KEVENT_TIMER:
 		/* A9: period 0 or no KEVENT_TIMER_FIRED: -EINVAL */
 		return uk->id.raw[0] && (uk->event & KEVENT_TIMER_FIRED) ? 0 : -EINVAL;
+	case KEVENT_INODE:
+		return no_fd_origins ? -EPERM : 0;	/* entries, not a state: never ready now */
 	case KEVENT_SOCKET:
 		if (!no_fd_origins && !src[src_of_fd(uk->id.raw[0])].sock)
 			return -ENOTSOCK;
@@ -314,6 +335,9 @@ static int fire_src;
 
 static __u32 fire_bits(void *ctx, const struct ukevent *uk)
 {
+	if (uk->type == KEVENT_INODE || fire_src < 0)
+		return uk->type == KEVENT_INODE && fire_src < 0 &&
+		       uk->id.raw[0] == (__u32)ino.dirfd ? uk->event & ino.bit : 0;
 	if (src_of_fd(uk->id.raw[0]) != fire_src)
 		return 0;
 	if (uk->type == KEVENT_POLL &&
@@ -835,6 +859,34 @@ static void map_uring(const struct kf_ioc *io)
 	memcpy(L.arg, &ring, sizeof(ring));
 }
 
+/*
+ * LK_RAW_ADDR: the array address in a raw IOCTL's CTL or GET_EVENTS
+ * struct is the low 32 bits as an arena offset, as decoded operations have
+ * it (NULL stays): in the arena or in the PROT_NONE reservation around it,
+ * never in whatever else this process maps (an ASan build maps its shadow
+ * low: the same program read memory there and faulted in a plain build).
+ */
+static void map_raw_addr(const struct kf_ioc *io)
+{
+	size_t at, usize = _IOC_SIZE(io->cmd);
+	__u64 a;
+
+	if (L.op != KF_OP_IOCTL || io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC)
+		return;
+	if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_CTL)
+		at = offsetof(struct kevent_ctl_arg, events);
+	else if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_GET_EVENTS)
+		at = offsetof(struct kevent_get_events_arg, events);
+	else
+		return;
+	if (usize < at + sizeof(a))
+		return;
+	memcpy(&a, L.arg + at, sizeof(a));
+	if (a)
+		a = (__u64)(uintptr_t)L.arena + (a & 0xffffffffu);
+	memcpy(L.arg + at, &a, sizeof(a));
+}
+
 /* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
 static bool get_range_faults(const struct margs *ma)
 {
@@ -974,6 +1026,7 @@ static void do_ioctl(const struct kf_ioc *io)
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
 		return;
 	map_uring(io);
+	map_raw_addr(io);
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
@@ -999,7 +1052,8 @@ static void do_ioctl(const struct kf_ioc *io)
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
 	got = r < 0 ? -errno : r;
 	after = ms32();
-	rec(TR_RESULT, io->cmd, got);
+	/* LK_ARG_NULL: EFAULT stands for the size error on one backend, not on another */
+	rec(TR_RESULT, io->cmd, io->arg_null && got == -EFAULT ? exp : got);
 	if (L.trace)
 		trace_ioctl(io, &ma, got, exp);
 	L.outcome[L.op][bucket(got)]++;
@@ -1076,6 +1130,68 @@ static bool fires_several(int i)
 	return false;
 }
 
+/* Would the inode write about to be made reach a kevent that is ready already? */
+static bool ino_merges(void)
+{
+	for (int s = 0; s < KF_NQ; s++) {
+		const struct mq *q = L.m.slot[s];
+
+		if (!q)
+			continue;
+		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
+			const struct mkev *k = (const void *)((const char *)p -
+							      offsetof(struct mkev, reg));
+
+			if (k->ready && fire_bits(NULL, &k->uk))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The inode source: FIRE creates a file in the private directory, BREAK
+ * removes the newest.  Not run (LK_ONE_PER_SOURCE) when two kevents of one
+ * queue would fire, or when one that would is ready already: how two
+ * entry events merge into one pending result is not the point here.
+ */
+static void ino_source(bool remove)
+{
+	char name[16];
+	unsigned int fired;
+	int fd;
+
+	if (ino.dirfd < 0 || (remove ? !ino.files : ino.files >= 64))
+		return;
+	fire_src = -1;
+	ino.bit = remove ? KEVENT_INODE_REMOVE : KEVENT_INODE_CREATE;
+	if (fires_several(-1) || ino_merges())
+		return;
+	snprintf(name, sizeof(name), "f%u", remove ? ino.files - 1 : ino.files);
+	if (remove) {
+		if (unlinkat(ino.dirfd, name, 0) < 0) {
+			diff("removing %s/%s: %s", ino.path, name, strerror(errno));
+			return;
+		}
+		ino.files--;
+	} else {
+		fd = openat(ino.dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			diff("creating %s/%s: %s", ino.path, name, strerror(errno));
+			return;
+		}
+		close(fd);
+		ino.files++;
+	}
+	L.fires++;
+	drain_origins();
+	fired = m_fire_each(&L.m, fire_bits, NULL);
+	rec(TR_FIRED, 0x100 | remove, fired);
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u %s %s/%s: %u fired\n", L.step,
+			remove ? "remove" : "create", ino.path, name, fired);
+}
+
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
 static void op_source(struct kf_cur *c, bool drain)
 {
@@ -1091,6 +1207,10 @@ static void op_source(struct kf_cur *c, bool drain)
 		return;
 	if (!L.drain)
 		return;	/* without the barrier the model cannot know when */
+	if (id1 & INO_SRC) {
+		ino_source(drain);
+		return;
+	}
 	i = (int)(id0 % NSRC);
 	if (drain) {
 		while (src[i].pending) {
@@ -1188,6 +1308,12 @@ static int settle(__u64 want_queues, __u64 want_kevents, struct kevent_info *out
 static void reset_sources(void)
 {
 	char buf[4096];
+
+	while (ino.files) {
+		snprintf(buf, sizeof(buf), "f%u", --ino.files);
+		if (unlinkat(ino.dirfd, buf, 0) < 0 && errno != ENOENT)
+			kf_fail("removing %s/%s: %s\n", ino.path, buf, strerror(errno));
+	}
 
 	for (int i = 0; i < NSRC; i++)
 		while (src[i].pending) {
@@ -1509,6 +1635,25 @@ static void setup_sources(void)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		kf_fail("socketpair: %s\n", strerror(errno));
 	src[NSRC - 1] = (struct lk_src){ sv[0], sv[1], true, 0 };
+	snprintf(ino.path, sizeof(ino.path), "/tmp/kevent-lockstep-XXXXXX");
+	if (!mkdtemp(ino.path))
+		kf_fail("mkdtemp: %s\n", strerror(errno));
+	ino.dirfd = open(ino.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ino.dirfd < 0)
+		kf_fail("open %s: %s\n", ino.path, strerror(errno));
+}
+
+/* At exit: the private directory goes (its files went with the last program). */
+static void remove_ino_dir(void)
+{
+	char buf[16];
+
+	while (ino.files) {
+		snprintf(buf, sizeof(buf), "f%u", --ino.files);
+		unlinkat(ino.dirfd, buf, 0);
+	}
+	if (ino.path[0])
+		rmdir(ino.path);
 }
 
 static void setup_arena(void)
@@ -1680,6 +1825,7 @@ int main(int argc, char **argv)
 		L.q[i].fd = -1;
 	setup_arena();
 	setup_sources();
+	atexit(remove_ino_dir);
 	for (int d = 0; d < ndev; d++) {
 		use_dev(d);
 		await_quiet();

@@ -944,18 +944,20 @@ static long kq_ring_init(struct kevent_queue *q, const struct kevent_ring_init *
 	if (a->flags || !a->ring != !a->num || a->num == 1 ||
 	    a->num > KEVENT_URING_MAX || (a->ring & 7))
 		return -EINVAL;
-	if (a->num) {
-		ret = kevent_uaddr(a->ring, compat, &uring);
-		if (ret)
-			return ret;
-		/* The whole ring must be writable now (D41 handles later faults). */
-		if (kevent_probe_writable(uring, KEVENT_URING_SIZE(a->num)))
-			return -EFAULT;
-	}
 	mutex_lock(&q->ctl_mutex);
+	/* A second RING_INIT is -EBUSY whatever its ring, as in the core (D53). */
 	ret = -EBUSY;
 	if (q->ring_inited)
 		goto out;
+	if (a->num) {
+		ret = kevent_uaddr(a->ring, compat, &uring);
+		if (ret)
+			goto out;
+		/* The whole ring must be writable now (D41 handles later faults). */
+		ret = -EFAULT;
+		if (kevent_probe_writable(uring, KEVENT_URING_SIZE(a->num)))
+			goto out;
+	}
 	ret = 0;
 	q->ring_inited = true;
 	q->ctl_seen = true;
