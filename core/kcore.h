@@ -258,7 +258,7 @@ struct kdisp_plan {
 	unsigned int cmd;
 	unsigned int nr;		/* _IOC_NR(cmd) */
 	union {
-		struct kevent_ctl_arg ctl;
+		struct kevent_ctl_ext_arg ctl;	/* VER0 callers: ioc_flags 0 */
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;
