@@ -72,6 +72,12 @@ __u64 kcore_now(const struct kcore *core)
 	return monotonic_ns();
 }
 
+void kcore_revisions(unsigned int *lowest, unsigned int *highest)
+{
+	*lowest = KCORE_REV_LOWEST;
+	*highest = KCORE_REV_HIGHEST;
+}
+
 /*
  * Revision 3 (D58): a POSIX timer's clock.  A deterministic core (tests,
  * fuzzer) has one clock, cfg.clock_ns, for every clock id.

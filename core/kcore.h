@@ -140,6 +140,8 @@ struct kcore_config {
 };
 
 int kcore_new(const struct kcore_config *cfg, struct kcore **ret);
+/* The SET_ABI revisions this core serves (INFO's abi_lowest .. abi_revision). */
+void kcore_revisions(unsigned int *lowest, unsigned int *highest);
 /* All queues must have been released. */
 void kcore_free(struct kcore *core);
 
