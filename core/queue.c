@@ -563,17 +563,22 @@ static __u32 grid_take(struct kqueue *q, struct kitem *k)
 	return n > 0xffffffffull ? 0xffffffffu : (__u32)n;
 }
 
-/* D61: QUERY's view (q->lock held). */
+/*
+ * D61: QUERY's view (q->lock held).  The next point is the first one
+ * neither passed nor delivered: after the clock was set back, a point
+ * delivered already is not due again, and the timer waits longer (D58).
+ */
 static void grid_query(struct kqueue *q, struct kitem *k, struct ukevent_ext *e)
 {
 	const struct kgrid *g = &k->grid;
-	__u64 now = kcore_clock(q->core, g->mclock), p = grid_passed(g, now), left = 0, nx;
+	__u64 now = kcore_clock(q->core, g->mclock), p = grid_passed(g, now), left = 0, kn, nx;
 	struct kevent_timer_spec *s = &e->ext.timer;
 
-	if (g->first && now < g->first) {
-		left = g->first - now;
+	kn = p > g->next ? p : g->next;
+	if (g->first && !g->interval && !kn) {
+		left = g->first > now ? g->first - now : 1;
 	} else if (g->first && g->interval) {
-		nx = g->first + ((now - g->first) / g->interval + 1) * g->interval;
+		nx = kn > (NS_MAX - g->first) / g->interval ? NS_MAX : g->first + kn * g->interval;
 		left = nx > now ? nx - now : 1;
 	}
 	memset(s, 0, sizeof(*s));

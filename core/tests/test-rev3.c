@@ -132,6 +132,26 @@ CORE_TEST(rev3, D58_abstime_in_the_past_fires_through_the_ready_list)
 	cr_assert_eq(OUT()[0].ret_data[0], 11, "points 0..10 passed");
 }
 
+CORE_TEST(rev3, D58_realtime_clock_set_forward_then_back)
+{
+	__u64 t0 = F.now;
+
+	*E(0) = timer_ext(1, KEVENT_CLOCK_REALTIME, KEVENT_TIMER_ABSTIME, t0 + 30 * MS, MS);
+	cr_assert_eq(ctl_ext(KEVENT_CTL_ADD, 1), 0);
+	F.now = t0 + 100 * MS;	/* clock_settime forward: every point passed fires */
+	ktest_fire(1, 70);
+	cr_assert_eq(fx_get(1, 4, OUT()), 1);
+	cr_assert_eq(OUT()[0].ret_data[0], 71, "points 0..70 counted");
+	F.now = t0 + 1 * MS;	/* set back: the timer waits longer */
+	memset(E(0), 0, sizeof(*E(0)));
+	E(0)->ev = uk_make(KEVENT_POSIX_TIMER, 1, 0, 0, 1);
+	cr_assert_eq(ctl_ext(KEVENT_CTL_QUERY, 1), 1);
+	cr_assert_eq(E(0)->ev.ret_data[0], 0, "nothing pending");
+	cr_assert_eq(E(0)->ext.timer.value.tv_nsec, 100 * MS, "to point 71, not point 0");
+	ktest_fire(1, 5);	/* a point delivered already is not due again */
+	cr_assert_eq(fx_get(1, 4, OUT()), 0);
+}
+
 CORE_TEST(rev3, D59_invalid_settings_fail_the_entry)
 {
 	unsigned int i;
