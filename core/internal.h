@@ -58,6 +58,7 @@ struct kcore {
 struct kgrid {
 	__u64 first, interval;	/* v and i in ns on mclock; first 0: disarmed */
 	__u64 next;		/* index of the first point not yet delivered */
+	__u64 taken;		/* next before the last delivery (a faulted WAIT puts it back) */
 	__u64 fired;		/* 1 + the highest index an origin fired; 0: none */
 	__u32 clock;		/* KEVENT_CLOCK_* as the caller set it */
 	__u32 gen;		/* bumped by each re-arm: older fires are dropped */

@@ -530,7 +530,7 @@ static void grid_set(struct kqueue *q, struct kitem *k, const struct kevent_time
 	g->clock = s->clock;
 	g->mclock = s->clock == KEVENT_CLOCK_REALTIME && !abs ? CLOCK_MONOTONIC : clock_of(s->clock);
 	g->interval = ts_ns(&s->interval);
-	g->next = g->fired = 0;
+	g->next = g->fired = g->taken = 0;
 	__atomic_store_n(&g->gen, g->gen + 1, __ATOMIC_RELAXED);
 	if (ts_is_zero(&s->value))
 		g->first = 0;	/* D59: disarmed, whatever the flags */
@@ -556,6 +556,7 @@ static __u32 grid_take(struct kqueue *q, struct kitem *k)
 	struct kgrid *g = &k->grid;
 	__u64 p = grid_passed(g, kcore_clock(q->core, g->mclock)), n = 1;
 
+	g->taken = g->next;
 	if (p > g->next) {
 		n = p - g->next;
 		g->next = p;
@@ -1331,6 +1332,8 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 
 		if (k->flags & KITEM_READY)
 			continue;
+		if (is_ptimer(k))
+			k->grid.next = k->grid.taken;	/* D58: the count is delivered again */
 		if (q->rtail - q->rhead == q->rcap)
 			rslots_compact(q, q->rslots, q->rcap);
 		k->rpos = --q->rhead;
