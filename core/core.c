@@ -75,6 +75,26 @@ __u64 kcore_now(const struct kcore *core)
 	return monotonic_ns();
 }
 
+void kcore_revisions(unsigned int *lowest, unsigned int *highest)
+{
+	*lowest = KCORE_REV_LOWEST;
+	*highest = KCORE_REV_HIGHEST;
+}
+
+/*
+ * Revision 3 (D58): a POSIX timer's clock.  A deterministic core (tests,
+ * fuzzer) has one clock, cfg.clock_ns, for every clock id.
+ */
+__u64 kcore_clock(const struct kcore *core, clockid_t clock)
+{
+	struct timespec ts;
+
+	if (core->cfg.clock_ns)
+		return core->cfg.clock_ns(core->cfg.clock_ctx);
+	clock_gettime(clock, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
 /* ---- per-uid limits ---- */
 
 static struct kuid *uid_find(struct kcore *core, unsigned int b, uid_t uid)

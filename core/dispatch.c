@@ -16,6 +16,8 @@
 #include "internal.h"
 
 _Static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0, "ctl arg");
+_Static_assert(sizeof(struct kevent_ctl_ext_arg) == KEVENT_CTL_ARG_SIZE_VER1, "ctl ext arg");
+_Static_assert(sizeof(struct ukevent_ext) == 80, "ukevent_ext");
 _Static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1,
 	       "get_events arg");
 _Static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0, "set_abi arg");
@@ -29,8 +31,9 @@ struct kdisp_cmd {
 
 static const struct kdisp_cmd kdisp_cmds[] = {
 	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0, sizeof(struct kevent_info) },
+	/* D60: KEVENT_IOC_CTL_EXT is the VER1 size of the same number */
 	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0,
-				sizeof(struct kevent_ctl_arg) },
+				sizeof(struct kevent_ctl_ext_arg) },
 	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0,
 				       sizeof(struct kevent_get_events_arg) },
 	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0,
@@ -143,21 +146,53 @@ static int timeout_of(const struct kqueue *q, const struct kevent_timespec *ts, 
 	return 0;
 }
 
+/*
+ * D60: KEVENT_CTL_EXT (80-byte entries) on a revision-3 queue only, and
+ * QUERY (D61) only with it; both checked on the header, before the array.
+ */
+static int plan_ctl_ext(const struct kqueue *q, const struct kevent_ctl_ext_arg *a)
+{
+	if ((a->ioc_flags & ~(__u32)KEVENT_CTL_IOC_FLAGS) || a->__pad)
+		return -EINVAL;
+	if ((a->ioc_flags & KEVENT_CTL_EXT) && rev_of(q) < 3)
+		return -EINVAL;
+	if (a->cmd == KEVENT_CTL_QUERY && !(a->ioc_flags & KEVENT_CTL_EXT))
+		return -EINVAL;
+	return 0;
+}
+
+static __u32 last_cmd_of(const struct kqueue *q)
+{
+	unsigned int rev = rev_of(q);
+
+	if (rev >= 3)
+		return KEVENT_CTL_QUERY;	/* D61 */
+	return rev >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;	/* D49 */
+}
+
 static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
 {
-	const struct kevent_ctl_arg *a = &plan->arg.ctl;
+	const struct kevent_ctl_ext_arg *a = &plan->arg.ctl;
 	unsigned int have = atomic_load(&q->kevent_num);
-	__u64 len = (__u64)a->num * sizeof(struct ukevent);
+	bool ext = a->ioc_flags & KEVENT_CTL_EXT;
+	size_t esz = ext ? sizeof(struct ukevent_ext) : sizeof(struct ukevent);
+	__u64 len = (__u64)a->num * esz;
+	__u32 max = max_ctl_of(q, plan->ctx);
+	int err;
 
-	__u32 last = rev_of(q) >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;	/* D49 */
-
-	if (a->cmd > last || a->num > KEVENT_MAX_EVENTS)
+	if (a->cmd > last_cmd_of(q) || a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
+	err = plan_ctl_ext(q, a);
+	if (err)
+		return err;
 	if (!a->num)
 		return 0;
 	if (a->cmd == KEVENT_CTL_ADD ? have + a->num >= KEVENT_MAX_EVENTS : a->num > have)
 		return -EINVAL;
-	if (a->num > max_ctl_of(q, plan->ctx))
+	/* B4: a path's limit counts 40-byte entries; an EXT entry is two */
+	if (ext && max < KEVENT_MAX_EVENTS - 1)
+		max /= 2;
+	if (a->num > max)
 		return -E2BIG;
 	plan_add(plan->in, &plan->nin, a->events, len);
 	plan_add(plan->out, &plan->nout, a->events, len);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "kcore.h"
 #include "list.h"
@@ -58,6 +59,21 @@ struct kcore {
 #define KITEM_ATTACHING	0x4	/* inside attach(): fires are held (D3) */
 #define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides */
 
+/*
+ * Revision 3: a KEVENT_POSIX_TIMER's grid v + k*i (D58), under q->lock.
+ * The core counts expiries from grid indexes and its own clock reading at
+ * delivery, so the origin only says when a point is due.
+ */
+struct kgrid {
+	__u64 first, interval;	/* v and i in ns on mclock; first 0: disarmed */
+	__u64 next;		/* index of the first point not yet delivered */
+	__u64 taken;		/* next before the last delivery (a faulted WAIT puts it back) */
+	__u64 fired;		/* 1 + the highest index an origin fired; 0: none */
+	__u32 clock;		/* KEVENT_CLOCK_* as the caller set it */
+	__u32 gen;		/* bumped by each re-arm: older fires are dropped */
+	clockid_t mclock;	/* the clock the grid is measured on */
+};
+
 struct kitem {
 	/* What a GET_EVENTS pass reads and writes, together (64 bytes). */
 	struct ukevent uk;		/* as registered; req_flags under q->lock */
@@ -73,6 +89,7 @@ struct kitem {
 	struct klist lnode;		/* q->level (dequeued LEVEL kevent, D43), under q->ctl */
 	struct kuid *uid;		/* charged for KEVENTS and res */
 	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
+	struct kgrid grid;		/* KEVENT_POSIX_TIMER on revision 3 */
 };
 
 struct kqueue {
@@ -153,12 +170,13 @@ struct kwaiter {
  * new KEVENT_ABI_REVISION together with the core's rules for it.
  */
 #define KCORE_REV_LOWEST	1
-#define KCORE_REV_HIGHEST	2
+#define KCORE_REV_HIGHEST	3
 
 /* core.c */
 void *kcore_alloc(struct kcore *core, size_t len);
 void *kcore_alloc_raw(struct kcore *core, size_t len);
 __u64 kcore_now(const struct kcore *core);
+__u64 kcore_clock(const struct kcore *core, clockid_t clock);
 struct kuid *kcore_uid_get(struct kcore *core, uid_t uid);
 int kuid_charge(struct kcore *core, struct kuid *u, int res);
 void kuid_uncharge(struct kuid *u, int res);
@@ -172,7 +190,7 @@ void kcore_heap_del(struct kcore *core, struct kwaiter *w);
 void kqueue_get(struct kqueue *q);
 void kqueue_put(struct kqueue *q);
 void kqueue_service(struct kqueue *q);
-int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
+int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_ext_arg *arg,
 	       const struct kcaller *caller, const struct kuaccess *ua);
 /* rt_deadline: an ABSTIME CLOCK_REALTIME deadline in ns (D48), 0 none. */
 int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,

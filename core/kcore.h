@@ -140,6 +140,8 @@ struct kcore_config {
 };
 
 int kcore_new(const struct kcore_config *cfg, struct kcore **ret);
+/* The SET_ABI revisions this core serves (INFO's abi_lowest .. abi_revision). */
+void kcore_revisions(unsigned int *lowest, unsigned int *highest);
 /* All queues must have been released. */
 void kcore_free(struct kcore *core);
 
@@ -267,7 +269,7 @@ struct kdisp_plan {
 	unsigned int cmd;
 	unsigned int nr;		/* _IOC_NR(cmd) */
 	union {
-		struct kevent_ctl_arg ctl;
+		struct kevent_ctl_ext_arg ctl;	/* VER0 callers: ioc_flags 0 */
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;

@@ -24,6 +24,7 @@
 #define KEVENT_CORE_ORIGIN_H
 
 #include <sys/types.h>
+#include <time.h>
 #include <linux/kevent.h>
 
 /* Who asked: from the FUSE request context, or the process itself in tests. */
@@ -104,6 +105,29 @@ unsigned int korigin_revision(const struct kitem *k);
  * the core then queues it instead of answering it by ADD.
  */
 int korigin_always_queue(const struct kitem *k);
+
+/*
+ * Revision 3, KEVENT_POSIX_TIMER (D58, D61).  The core keeps each timer's
+ * grid (first + k * interval on clock) and counts its expiries from grid
+ * indexes at delivery; the origin only fires the points that come due.
+ * korigin_grid() may be called in attach() and modify() (a MODIFY that
+ * re-armed set a new gen; one that did not keeps it).  first 0: disarmed.
+ */
+struct korigin_grid {
+	clockid_t clock;	/* relative REALTIME is measured on MONOTONIC */
+	int abs_realtime;	/* ABSTIME on REALTIME: moves with clock_settime */
+	__u64 first_ns;		/* the first expiry on clock; 0: disarmed */
+	__u64 interval_ns;	/* 0: one expiry */
+	__u32 gen;
+};
+void korigin_grid(const struct kitem *k, struct korigin_grid *g);
+/*
+ * Grid point index (0 = first_ns) of setting gen is due.  A fire of an
+ * older gen or of a point already delivered is dropped.  Returns 1 when the
+ * origin must stop (ONESHOT fired), else 0.  Plain korigin_fire() on a
+ * POSIX timer means "point ret_data[0] of the current gen is due".
+ */
+int korigin_timer_fire(struct kitem *k, __u32 gen, __u64 index);
 
 /* One pointer of private state per kevent, owned by the origin. */
 void *korigin_data(const struct kitem *k);

@@ -181,10 +181,12 @@ static unsigned int key_hash(const struct ukevent *uk, unsigned int nbuckets)
 	return (unsigned int)(h >> 40) & (nbuckets - 1);
 }
 
-static bool key_equal(const struct ukevent *a, const struct ukevent *b)
+/* D7; D63: the type is part of the key on a revision-3 queue. */
+static bool key_equal(const struct kqueue *q, const struct ukevent *a, const struct ukevent *b)
 {
 	return a->id.raw[0] == b->id.raw[0] && a->id.raw[1] == b->id.raw[1] &&
-	       a->user[0] == b->user[0] && a->user[1] == b->user[1];
+	       a->user[0] == b->user[0] && a->user[1] == b->user[1] &&
+	       (q->revision < 3 || a->type == b->type);
 }
 
 /* Rehash into twice the buckets; keeps going with the old table on ENOMEM. */
@@ -227,7 +229,7 @@ static struct kitem *table_find(struct kqueue *q, const struct ukevent *uk)
 	klist_for_each_safe(pos, tmp, head) {
 		struct kitem *k = klist_entry(pos, struct kitem, tnode);
 
-		if (key_equal(&k->uk, uk))
+		if (key_equal(q, &k->uk, uk))
 			return k;
 	}
 	return NULL;
@@ -436,12 +438,20 @@ static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *
 		fx->notify(fx->notify_ctx);
 }
 
+static bool is_ptimer(const struct kitem *k)
+{
+	return k->uk.type == KEVENT_POSIX_TIMER && k->q->revision >= 3;
+}
+
 int korigin_fire(struct kitem *k, const struct korigin_result *res)
 {
 	struct kqueue *q = k->q;
 	struct enqueue_effects fx = { 0 };
 	int stop;
 
+	if (is_ptimer(k) && !(res->ret_flags & KEVENT_RET_BROKEN))
+		return korigin_timer_fire(k, __atomic_load_n(&k->grid.gen, __ATOMIC_RELAXED),
+					  res->ret_data[0]);
 	pthread_mutex_lock(&q->lock);
 	if (k->flags & KITEM_STOPPED) {
 		pthread_mutex_unlock(&q->lock);
@@ -453,6 +463,173 @@ int korigin_fire(struct kitem *k, const struct korigin_result *res)
 		return stop;
 	}
 	stop = enqueue_locked(q, k, res, &fx);
+	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
+	return stop;
+}
+
+/* ---- revision 3: POSIX timer grids (D58, D61) ---- */
+
+#define NS_MAX	(~0ull >> 2)	/* saturation of a converted timespec */
+
+static __u64 ts_ns(const struct kevent_timespec *ts)
+{
+	if ((__u64)ts->tv_sec >= NS_MAX / 1000000000ull)
+		return NS_MAX;
+	return (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
+}
+
+static struct kevent_timespec ns_ts(__u64 ns)
+{
+	struct kevent_timespec ts = { (__s64)(ns / 1000000000ull), (__u32)(ns % 1000000000ull), 0 };
+
+	return ts;
+}
+
+static bool ts_valid(const struct kevent_timespec *ts)
+{
+	return !ts->__pad && ts->tv_sec >= 0 && ts->tv_nsec < 1000000000u;
+}
+
+static bool ts_is_zero(const struct kevent_timespec *ts)
+{
+	return !ts->tv_sec && !ts->tv_nsec;
+}
+
+/* D59: the setting's own rules. */
+static int spec_check(const struct kevent_timer_spec *s)
+{
+	__u64 i;
+
+	if (s->clock != KEVENT_CLOCK_REALTIME && s->clock != KEVENT_CLOCK_MONOTONIC &&
+	    s->clock != KEVENT_CLOCK_BOOTTIME)
+		return -EINVAL;
+	if ((s->flags & ~(__u32)KEVENT_TIMER_ABSTIME) || !ts_valid(&s->value) ||
+	    !ts_valid(&s->interval))
+		return -EINVAL;
+	i = ts_ns(&s->interval);
+	return i && i < KEVENT_TIMER_MIN_INTERVAL_NS ? -EINVAL : 0;
+}
+
+static clockid_t clock_of(__u32 c)
+{
+	return c == KEVENT_CLOCK_REALTIME ? CLOCK_REALTIME :
+	       c == KEVENT_CLOCK_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+}
+
+/*
+ * D58, D61: a new grid from setting s, starting at k = 0 (q->lock held, or
+ * k not yet visible).  A relative REALTIME value is measured on MONOTONIC.
+ */
+static void grid_set(struct kqueue *q, struct kitem *k, const struct kevent_timer_spec *s)
+{
+	struct kgrid *g = &k->grid;
+	bool abs = s->flags & KEVENT_TIMER_ABSTIME;
+	__u64 v = ts_ns(&s->value);
+
+	g->clock = s->clock;
+	g->mclock = s->clock == KEVENT_CLOCK_REALTIME && !abs ? CLOCK_MONOTONIC : clock_of(s->clock);
+	g->interval = ts_ns(&s->interval);
+	g->next = g->fired = g->taken = 0;
+	__atomic_store_n(&g->gen, g->gen + 1, __ATOMIC_RELAXED);
+	if (ts_is_zero(&s->value))
+		g->first = 0;	/* D59: disarmed, whatever the flags */
+	else if (abs)
+		g->first = v ? v : 1;
+	else
+		g->first = kcore_clock(q->core, g->mclock) + v;
+}
+
+/* Points passed by now or fired, as a count from k = 0 (q->lock held). */
+static __u64 grid_passed(const struct kgrid *g, __u64 now)
+{
+	__u64 p = 0;
+
+	if (g->first && now >= g->first)
+		p = g->interval ? (now - g->first) / g->interval + 1 : 1;
+	return p > g->fired ? p : g->fired;
+}
+
+/* D58: the delivered count, up to the dequeue's clock reading (q->lock held). */
+static __u32 grid_take(struct kqueue *q, struct kitem *k)
+{
+	struct kgrid *g = &k->grid;
+	__u64 p = grid_passed(g, kcore_clock(q->core, g->mclock)), n = 1;
+
+	g->taken = g->next;
+	if (p > g->next) {
+		n = p - g->next;
+		g->next = p;
+	}
+	return n > 0xffffffffull ? 0xffffffffu : (__u32)n;
+}
+
+/*
+ * D61: QUERY's view (q->lock held).  The next point is the first one
+ * neither passed nor delivered: after the clock was set back, a point
+ * delivered already is not due again, and the timer waits longer (D58).
+ */
+static void grid_query(struct kqueue *q, struct kitem *k, struct ukevent_ext *e)
+{
+	const struct kgrid *g = &k->grid;
+	__u64 now = kcore_clock(q->core, g->mclock), p = grid_passed(g, now), left = 0, kn, nx;
+	struct kevent_timer_spec *s = &e->ext.timer;
+
+	kn = p > g->next ? p : g->next;
+	if (g->first && !g->interval && !kn) {
+		left = g->first > now ? g->first - now : 1;
+	} else if (g->first && g->interval) {
+		nx = kn > (NS_MAX - g->first) / g->interval ? NS_MAX : g->first + kn * g->interval;
+		left = nx > now ? nx - now : 1;
+	}
+	memset(s, 0, sizeof(*s));
+	s->clock = g->clock;
+	s->value = ns_ts(left);
+	s->interval = ns_ts(g->interval);
+	e->ev.ret_flags = KEVENT_RET_DONE;
+	e->ev.ret_data[0] = p > g->next ? (__u32)(p - g->next > 0xffffffffull ? 0xffffffffu :
+						      p - g->next) : 0;
+	e->ev.ret_data[1] = 0;
+}
+
+void korigin_grid(const struct kitem *k, struct korigin_grid *out)
+{
+	struct kqueue *q = k->q;
+
+	pthread_mutex_lock(&q->lock);
+	out->clock = k->grid.mclock;
+	out->abs_realtime = k->grid.clock == KEVENT_CLOCK_REALTIME &&
+			    k->grid.mclock == CLOCK_REALTIME;
+	out->first_ns = k->grid.first;
+	out->interval_ns = k->grid.interval;
+	out->gen = k->grid.gen;
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int hold_locked(struct kitem *k, const struct korigin_result *res);
+
+int korigin_timer_fire(struct kitem *k, __u32 gen, __u64 index)
+{
+	static const struct korigin_result none = { 0, { 0, 0 } };
+	struct kqueue *q = k->q;
+	struct enqueue_effects fx = { 0 };
+	int stop;
+
+	pthread_mutex_lock(&q->lock);
+	if (k->flags & KITEM_STOPPED) {
+		pthread_mutex_unlock(&q->lock);
+		return 1;
+	}
+	if (gen != k->grid.gen || index < k->grid.next) {
+		pthread_mutex_unlock(&q->lock);
+		return 0;	/* an old setting's, or a point delivered already */
+	}
+	if (index + 1 > k->grid.fired)
+		k->grid.fired = index + 1;
+	if (k->flags & KITEM_ATTACHING)
+		stop = hold_locked(k, &none);
+	else
+		stop = enqueue_locked(q, k, &none, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
 	return stop;
@@ -488,6 +665,7 @@ static int type_resource(__u32 type)
 {
 	switch (type) {
 	case KEVENT_TIMER:
+	case KEVENT_POSIX_TIMER:	/* D58 */
 		return KEVENT_LIMIT_TIMERS;
 	case KEVENT_POLL:
 	case KEVENT_SOCKET:
@@ -597,13 +775,81 @@ static bool level_refused(const struct kqueue *q, const struct ukevent *uk, __u3
 	       type != KEVENT_POLL && type != KEVENT_SOCKET;
 }
 
-/* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
-static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *caller)
+/* ---- revision 3: KEVENT_USER, a type with no source (D62) ---- */
+
+static int user_attach(struct kitem *k, const struct kcaller *caller, struct korigin_result *res)
 {
-	const struct korigin_ops *ops = kcore_origin(q->core, uk->type);
+	return 0;
+}
+
+static void user_detach(struct kitem *k)
+{
+}
+
+static const struct korigin_ops kuser_ops = {
+	.name = "user",
+	.attach = user_attach,
+	.detach = user_detach,
+};
+
+/*
+ * The origin of a type on q: types 8 and 9 exist on revision 3 only (D64),
+ * so a lower revision answers them as before they existed (A3, D51).
+ */
+static const struct korigin_ops *type_ops(const struct kqueue *q, __u32 type)
+{
+	if (type >= KEVENT_POSIX_TIMER && type < KEVENT_MAX && q->revision < 3)
+		return NULL;
+	if (type == KEVENT_USER)
+		return &kuser_ops;
+	return kcore_origin(q->core, type);
+}
+
+static bool ext_zero(const struct ukevent_ext *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < 5; i++)
+		if (e->ext.__raw[i])
+			return false;
+	return true;
+}
+
+/*
+ * D58-D60: an entry's extension.  e is NULL for a 40-byte entry.  A POSIX
+ * timer needs a valid setting at ADD (0: take it), every other type an
+ * all-zero ext.  Returns 1 when the entry carries a setting to apply.
+ */
+static int ext_check(const struct ukevent *uk, const struct ukevent_ext *e, bool need)
+{
+	int err;
+
+	if (uk->type != KEVENT_POSIX_TIMER)
+		return e && !ext_zero(e) ? -EINVAL : 0;
+	if (!e)
+		return need ? -EINVAL : 0;
+	if (!(uk->event & KEVENT_TIMER_FIRED))
+		return -EINVAL;
+	err = spec_check(&e->ext.timer);
+	return err ? err : 1;
+}
+
+/* D60: REMOVE and READY read no setting; other types' ext must be zero. */
+static int ext_foreign(const struct kqueue *q, const struct ukevent *uk,
+		       const struct ukevent_ext *e)
+{
+	return q->revision >= 3 && e && uk->type != KEVENT_POSIX_TIMER && !ext_zero(e) ?
+	       -EINVAL : 0;
+}
+
+/* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
+static int add_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ext *e,
+		   const struct kcaller *caller)
+{
+	const struct korigin_ops *ops = type_ops(q, uk->type);
 	struct korigin_result res = { 0 };
 	struct kitem *k;
-	int err;
+	int err, set = 0;
 
 	uk->ret_flags = 0;
 	if (!ops) {
@@ -615,6 +861,13 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
+	if (q->revision >= 3) {
+		set = ext_check(uk, e, true);
+		if (set < 0) {
+			entry_fail(uk, set);
+			return 1;
+		}
+	}
 	err = rslots_reserve(q, atomic_load(&q->kevent_num) + 1);
 	if (!err)
 		err = kitem_new(q, uk, ops, caller, &k);
@@ -622,6 +875,8 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 		entry_fail(uk, err);
 		return 1;
 	}
+	if (set)
+		grid_set(q, k, &e->ext.timer);	/* k is not yet visible */
 	k->flags = KITEM_ATTACHING;	/* k is not yet visible: no lock needed */
 	err = ops->attach(k, caller, &res);
 	if (err == 0) {
@@ -641,25 +896,48 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct kcaller *c
 	return 1;
 }
 
-/* Compacts ready and failed entries to the front; returns their count. */
-static unsigned int ctl_add(struct kqueue *q, struct ukevent *uks, unsigned int num,
+/* The entries of one CTL: 40-byte ukevents, or 80-byte ukevent_exts (D60). */
+struct ctl_entries {
+	unsigned char *buf;
+	size_t esz;
+	bool ext;
+};
+
+static struct ukevent *entry_at(const struct ctl_entries *es, unsigned int i)
+{
+	return (struct ukevent *)(es->buf + (size_t)i * es->esz);
+}
+
+static struct ukevent_ext *ext_at(const struct ctl_entries *es, unsigned int i)
+{
+	return es->ext ? (struct ukevent_ext *)entry_at(es, i) : NULL;
+}
+
+/* Compacts ready and failed entries, whole, to the front; returns their count. */
+static unsigned int ctl_add(struct kqueue *q, const struct ctl_entries *es, unsigned int num,
 			    const struct kcaller *caller)
 {
+	struct ukevent_ext tmp;
 	unsigned int i, out = 0;
 
 	for (i = 0; i < num; i++) {
-		struct ukevent uk = uks[i];
-
-		if (add_one(q, &uk, caller))
-			uks[out++] = uk;
+		memcpy(&tmp, entry_at(es, i), es->esz);
+		if (add_one(q, &tmp.ev, es->ext ? &tmp : NULL, caller))
+			memcpy(entry_at(es, out++), &tmp, es->esz);
 	}
 	return out;
 }
 
-static void remove_one(struct kqueue *q, struct ukevent *uk)
+static void remove_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ext *e)
 {
-	struct kitem *k = table_find(q, uk);
+	struct kitem *k;
+	int err = ext_foreign(q, uk, e);
 
+	if (err < 0) {
+		entry_fail(uk, err);
+		return;
+	}
+	k = table_find(q, uk);
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
@@ -668,21 +946,43 @@ static void remove_one(struct kqueue *q, struct ukevent *uk)
 	uk->ret_flags = KEVENT_RET_DONE;
 }
 
-static void modify_one(struct kqueue *q, struct ukevent *uk)
+/* D61: a new setting replaces the grid and discards pending expiries. */
+static void modify_rearm(struct kqueue *q, struct kitem *k, const struct ukevent_ext *e)
+{
+	pthread_mutex_lock(&q->lock);
+	grid_set(q, k, &e->ext.timer);
+	if (k->flags & KITEM_READY) {
+		q->rslots[k->rpos & (q->rcap - 1)] = NULL;
+		k->flags &= ~KITEM_READY;
+		q->ready_num--;
+		atomic_fetch_sub(&q->core->n_ready, 1);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ext *e)
 {
 	struct kitem *k = table_find(q, uk);
 	struct korigin_result res = { 0 };
 	struct enqueue_effects fx = { 0 };
-	int r = 0;
+	int r = 0, set = 0;
 
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (req_flags_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
-		entry_fail(uk, -EINVAL);
+	if (q->revision >= 3) {
+		set = ext_check(uk, e, false);
+		/* D61: a 40-byte MODIFY of a POSIX timer still needs FIRED */
+		if (!set && uk->type == KEVENT_POSIX_TIMER && !(uk->event & KEVENT_TIMER_FIRED))
+			set = -EINVAL;
+	}
+	if (set < 0 || req_flags_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
+		entry_fail(uk, set < 0 ? set : -EINVAL);
 		return;
 	}
+	if (set)
+		modify_rearm(q, k, e);
 	pthread_mutex_lock(&q->lock);
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
@@ -703,23 +1003,65 @@ static void modify_one(struct kqueue *q, struct ukevent *uk)
 	enqueue_effects_run(q, &fx);
 }
 
-/* D49: mark a registered kevent ready; one already ready keeps its result. */
-static int ready_one(struct kqueue *q, struct ukevent *uk)
+/* D62: a trigger of a user event; one already ready merges (q->lock held). */
+static void user_trigger_locked(struct kqueue *q, struct kitem *k, __u32 value,
+				struct enqueue_effects *fx)
 {
-	struct kitem *k = table_find(q, uk);
+	struct korigin_result res = { 0, { value, 1 } };
+
+	if (!(k->flags & KITEM_READY)) {
+		enqueue_locked(q, k, &res, fx);
+		return;
+	}
+	k->rdata[0] |= value;
+	if (k->rdata[1] != 0xffffffffu)
+		k->rdata[1]++;
+}
+
+/* D49: mark a registered kevent ready; one already ready keeps its result. */
+static int ready_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ext *e)
+{
+	struct kitem *k;
 	struct korigin_result res = { 0, { 0, 0 } };
 	struct enqueue_effects fx = { 0 };
+	int err = ext_foreign(q, uk, e);
 
+	if (err < 0) {
+		entry_fail(uk, err);
+		return 0;
+	}
+	k = table_find(q, uk);
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return 0;
 	}
 	uk->ret_flags = KEVENT_RET_DONE;
 	pthread_mutex_lock(&q->lock);
-	if (!(k->flags & KITEM_READY))
+	if (k->uk.type == KEVENT_USER && q->revision >= 3)
+		user_trigger_locked(q, k, uk->event, &fx);
+	else if (!(k->flags & KITEM_READY))
 		enqueue_locked(q, k, &res, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
+	return 1;
+}
+
+/* D61: read a POSIX timer's setting; no state changes.  1: matched. */
+static int query_one(struct kqueue *q, struct ukevent_ext *e)
+{
+	struct kitem *k = table_find(q, &e->ev);
+
+	if (!k) {
+		e->ev.ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;	/* D38 */
+		return 0;
+	}
+	if (k->uk.type != KEVENT_POSIX_TIMER) {
+		entry_fail(&e->ev, -EINVAL);
+		return 1;
+	}
+	pthread_mutex_lock(&q->lock);
+	grid_query(q, k, e);
+	pthread_mutex_unlock(&q->lock);
 	return 1;
 }
 
@@ -761,11 +1103,11 @@ static int ctl_checks(const struct kqueue *q, __u32 cmd, __u32 num)
 	return num > have ? -EINVAL : 0;
 }
 
-static int ctl_locked(struct kqueue *q, const struct kevent_ctl_arg *arg,
+static int ctl_locked(struct kqueue *q, const struct kevent_ctl_ext_arg *arg,
 		      const struct kcaller *caller, const struct kuaccess *ua)
 {
-	size_t len = (size_t)arg->num * UKSZ, back;
-	struct ukevent *uks;
+	struct ctl_entries es = { NULL, UKSZ, (arg->ioc_flags & KEVENT_CTL_EXT) != 0 };
+	size_t len, back;
 	unsigned int i;
 	int ret = 0;
 
@@ -775,31 +1117,38 @@ static int ctl_locked(struct kqueue *q, const struct kevent_ctl_arg *arg,
 	ret = ctl_checks(q, arg->cmd, arg->num);
 	if (ret)
 		return ret;
-	uks = kcore_alloc_raw(q->core, len);
-	if (!uks)
+	if (es.ext)
+		es.esz = sizeof(struct ukevent_ext);
+	len = (size_t)arg->num * es.esz;
+	es.buf = kcore_alloc_raw(q->core, len);
+	if (!es.buf)
 		return -ENOMEM;
 	/* D9: the whole array first, so a read fault has no effect at all. */
-	if (ua->read(ua->ctx, uks, arg->events, len)) {
-		free(uks);
+	if (ua->read(ua->ctx, es.buf, arg->events, len)) {
+		free(es.buf);
 		return -EFAULT;
 	}
 	back = len;
 	if (arg->cmd == KEVENT_CTL_ADD) {
-		ret = (int)ctl_add(q, uks, arg->num, caller);
-		back = (size_t)ret * UKSZ;
+		ret = (int)ctl_add(q, &es, arg->num, caller);
+		back = (size_t)ret * es.esz;
 	} else {
 		for (i = 0; i < arg->num; i++) {
+			struct ukevent *uk = entry_at(&es, i);
+
 			if (arg->cmd == KEVENT_CTL_REMOVE)
-				remove_one(q, &uks[i]);
+				remove_one(q, uk, ext_at(&es, i));
 			else if (arg->cmd == KEVENT_CTL_READY)
-				ret += ready_one(q, &uks[i]);
+				ret += ready_one(q, uk, ext_at(&es, i));
+			else if (arg->cmd == KEVENT_CTL_QUERY)
+				ret += query_one(q, ext_at(&es, i));
 			else
-				modify_one(q, &uks[i]);
+				modify_one(q, uk, ext_at(&es, i));
 		}
 	}
-	if (back && ua->write(ua->ctx, arg->events, uks, back))
+	if (back && ua->write(ua->ctx, arg->events, es.buf, back))
 		ret = -EFAULT;
-	free(uks);
+	free(es.buf);
 	return ret;
 }
 
@@ -876,6 +1225,24 @@ static int probe_out(const struct kuaccess *ua, __u64 uaddr, void *buf, size_t l
 	return 0;
 }
 
+/*
+ * The record a dequeue hands out for k (q->lock held).  D58: a POSIX
+ * timer's count comes from its grid at this clock reading; D62: a user
+ * event's pending result is cleared by being taken (the next trigger
+ * starts a new one).
+ */
+static void deliver_locked(struct kqueue *q, struct kitem *k, struct ukevent *out)
+{
+	*out = k->uk;
+	out->ret_flags = k->rflags;
+	out->ret_data[0] = k->rdata[0];
+	out->ret_data[1] = k->rdata[1];
+	if (is_ptimer(k) && !(k->rflags & KEVENT_RET_BROKEN)) {
+		out->ret_data[0] = grid_take(q, k);
+		out->ret_data[1] = 0;
+	}
+}
+
 /* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		       const struct kuaccess *ua)
@@ -906,10 +1273,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		__builtin_prefetch(q->rslots[(q->rhead + 8) & (q->rcap - 1)], 1);
 		k = rslots_pop(q);
 		k->flags &= ~KITEM_READY;
-		buf[i] = k->uk;
-		buf[i].ret_flags = k->rflags;
-		buf[i].ret_data[0] = k->rdata[0];
-		buf[i].ret_data[1] = k->rdata[1];
+		deliver_locked(q, k, &buf[i]);
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			klist_add_tail(&k->rnode, &done);
 		else
@@ -977,6 +1341,8 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 
 		if (k->flags & KITEM_READY)
 			continue;
+		if (is_ptimer(k))
+			k->grid.next = k->grid.taken;	/* D58: the count is delivered again */
 		if (q->rtail - q->rhead == q->rcap)
 			rslots_compact(q, q->rslots, q->rcap);
 		k->rpos = --q->rhead;
@@ -1024,10 +1390,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 
 		k->flags &= ~KITEM_READY;
 		ks[i] = k;
-		buf[i] = k->uk;
-		buf[i].ret_flags = k->rflags;
-		buf[i].ret_data[0] = k->rdata[0];
-		buf[i].ret_data[1] = k->rdata[1];
+		deliver_locked(q, k, &buf[i]);
 	}
 	q->ready_num -= n;
 	atomic_fetch_sub(&q->core->n_ready, n);
@@ -1536,7 +1899,7 @@ out:
 	return ret;
 }
 
-int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_arg *arg,
+int kqueue_ctl(struct kqueue *q, const struct kevent_ctl_ext_arg *arg,
 	       const struct kcaller *caller, const struct kuaccess *ua)
 {
 	struct klist done;
@@ -1602,8 +1965,13 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 	unsigned int i;
 
 	for (i = 0; i < KEVENT_MAX; i++)
-		if (kcore_origin(core, i))
+		if (type_ops(q, i))
 			info->supported_types |= 1u << i;
+	/* D64: the revision-3 types and their features, on revision-3 queues only */
+	if (info->supported_types & (1u << KEVENT_POSIX_TIMER))
+		info->features |= KEVENT_FEAT_POSIX_TIMER;
+	if (info->supported_types & (1u << KEVENT_USER))
+		info->features |= KEVENT_FEAT_USER;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
 		info->limits[i].cap = core->cfg.caps[i];
 		info->limits[i].used = u ? atomic_load(&u->used[i]) : 0;

@@ -177,8 +177,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (kd.opts.version) {
-		printf("kevent-cuse %s (kevent ABI revision %d, take13)\n", KC_VERSION,
-		       KEVENT_ABI_REVISION);
+		unsigned int lo, hi;
+
+		/* what SET_ABI accepts here, not only what the header describes */
+		kcore_revisions(&lo, &hi);
+		printf("kevent-cuse %s (kevent ABI revisions %u-%u served, header revision %d, take13)\n",
+		       KC_VERSION, lo, hi, KEVENT_ABI_REVISION);
 		return 0;
 	}
 	kc_log_init("kevent-cuse", kd.opts.use_syslog, kd.opts.debug);

@@ -77,6 +77,12 @@ void kc_req_trace_in(const struct kc_req *r, unsigned int cmd)
 		kc_path_name(&r->x), r->x.round);
 }
 
+/* D60: a CTL whose entries are 80-byte struct ukevent_ext. */
+static int kc_req_ext(const struct kc_req *r)
+{
+	return r->x.plan.nr == KEVENT_IOC_NR_CTL && (r->x.plan.arg.ctl.ioc_flags & KEVENT_CTL_EXT);
+}
+
 static void kc_trace_out(const struct kc_req *r, int result)
 {
 	const void *out;
@@ -86,7 +92,7 @@ static void kc_trace_out(const struct kc_req *r, int result)
 		return;
 	out = kx_xfer_written(&r->x, &len);
 	if (result >= 0 && out)
-		kc_trace_ukevents(r->id, "out", out, len / sizeof(struct ukevent));
+		kc_trace_entries(r->id, "out", out, len, kc_req_ext(r));
 	if (result < 0)
 		kc_info("trace #%llu result -%s", r->id, strerrorname_np(-result) ?: "?");
 	else
@@ -254,7 +260,7 @@ void kc_req_run(struct kc_req *r)
 	int ret;
 
 	if (kd.opts.trace && x->plan.nr == KEVENT_IOC_NR_CTL && x->nbuf)
-		kc_trace_ukevents(r->id, "in", x->buf[0].mem, x->buf[0].r.len / sizeof(struct ukevent));
+		kc_trace_entries(r->id, "in", x->buf[0].mem, x->buf[0].r.len, kc_req_ext(r));
 	ret = kdisp_execute(r->q, &x->plan, &r->caller, ua, x->reply, parks ? &wr : NULL, &w);
 	if (ret == KDISP_PARKED) {
 		/* Still ours: complete() frees r only after kc_park saw it. */

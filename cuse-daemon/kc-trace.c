@@ -19,10 +19,11 @@ static const char *const kc_cmd_names[] = {
 };
 
 static const char *const kc_type_names[KEVENT_MAX] = {
-	"SOCKET", "INODE", "TIMER", "POLL", "NAIO", "AIO",
+	"SOCKET", "INODE", "TIMER", "POLL", "NAIO", "AIO", "?", "?", "POSIX_TIMER", "USER",
 };
 
-static const char *const kc_ctl_names[] = { "ADD", "REMOVE", "MODIFY", "READY" };
+static const char *const kc_ctl_names[] = { "ADD", "REMOVE", "MODIFY", "READY", "QUERY" };
+#define KC_CTL_NAMES	(sizeof(kc_ctl_names) / sizeof(kc_ctl_names[0]))
 
 const char *kc_trace_cmd_name(unsigned int cmd)
 {
@@ -32,12 +33,18 @@ const char *kc_trace_cmd_name(unsigned int cmd)
 	return kc_cmd_names[_IOC_NR(cmd)];
 }
 
-static void kc_fmt_ctl(char *buf, size_t len, const struct kevent_ctl_arg *a)
+/* A VER1 header (D60) shows its ioc_flags; CTL_EXT when KEVENT_CTL_EXT is set. */
+static void kc_fmt_ctl(char *buf, size_t len, const struct kevent_ctl_ext_arg *a, size_t usize)
 {
-	const char *c = a->cmd < 4 ? kc_ctl_names[a->cmd] : "?";
+	const char *c = a->cmd < KC_CTL_NAMES ? kc_ctl_names[a->cmd] : "?";
+	const char *name = a->ioc_flags & KEVENT_CTL_EXT ? "CTL_EXT" : "CTL";
 
-	snprintf(buf, len, "CTL %s(%u) num=%u events=0x%llx", c, a->cmd, a->num,
-		 (unsigned long long)a->events);
+	if (usize < KEVENT_CTL_ARG_SIZE_VER1)
+		snprintf(buf, len, "CTL %s(%u) num=%u events=0x%llx", c, a->cmd, a->num,
+			 (unsigned long long)a->events);
+	else
+		snprintf(buf, len, "%s %s(%u) num=%u events=0x%llx ioc_flags=0x%x", name, c,
+			 a->cmd, a->num, (unsigned long long)a->events, a->ioc_flags);
 }
 
 static void kc_fmt_get(char *buf, size_t len, const struct kevent_get_events_arg *a)
@@ -52,7 +59,7 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 {
 	const char *name = kc_trace_cmd_name(cmd);
 	union {
-		struct kevent_ctl_arg ctl;
+		struct kevent_ctl_ext_arg ctl;
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi abi;
 		struct kevent_fault fault;
@@ -66,8 +73,8 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 		memcpy(&a, hdr, usize < sizeof(a) ? usize : sizeof(a));
 	if (!name) {
 		snprintf(buf, len, "cmd=0x%x (unknown) size=%zu", cmd, usize);
-	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_CTL && usize >= sizeof(a.ctl)) {
-		kc_fmt_ctl(buf, len, &a.ctl);
+	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_CTL && usize >= KEVENT_CTL_ARG_SIZE_VER0) {
+		kc_fmt_ctl(buf, len, &a.ctl, usize);
 	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_GET_EVENTS && usize >= sizeof(a.get)) {
 		kc_fmt_get(buf, len, &a.get);
 	} else if (_IOC_NR(cmd) == KEVENT_IOC_NR_SET_ABI && usize >= sizeof(a.abi)) {
@@ -91,7 +98,7 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 
 char *kc_trace_fmt_ukevent(char *buf, size_t len, const struct ukevent *uk)
 {
-	const char *t = uk->type < KEVENT_MAX ? kc_type_names[uk->type] : "?";
+	const char *t = uk->type < KEVENT_MAX && kc_type_names[uk->type] ? kc_type_names[uk->type] : "?";
 
 	snprintf(buf, len,
 		 "id=%u:%u type=%s(%u) event=0x%x req=0x%x ret=0x%x data=%u:%d user=0x%x:0x%x",
@@ -110,4 +117,38 @@ void kc_trace_ukevents(unsigned long long id, const char *dir, const void *p, si
 		kc_info("trace #%llu %s[%zu] %s", id, dir, i,
 			kc_trace_fmt_ukevent(line, sizeof(line), &uk));
 	}
+}
+
+char *kc_trace_fmt_timer(char *buf, size_t len, const struct kevent_timer_spec *t)
+{
+	snprintf(buf, len, "timer clock=%u flags=0x%x value=%lld.%09u interval=%lld.%09u",
+		 t->clock, t->flags, (long long)t->value.tv_sec, t->value.tv_nsec,
+		 (long long)t->interval.tv_sec, t->interval.tv_nsec);
+	return buf;
+}
+
+/* D60: KEVENT_CTL_EXT entries, 80 bytes each; ext shown when not all zero. */
+void kc_trace_ext_entries(unsigned long long id, const char *dir, const void *p, size_t n)
+{
+	static const __u64 zero[5];
+	char line[256], ext[160];
+	struct ukevent_ext e;
+
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&e, (const unsigned char *)p + i * sizeof(e), sizeof(e));
+		kc_trace_fmt_ukevent(line, sizeof(line), &e.ev);
+		if (!memcmp(e.ext.__raw, zero, sizeof(zero)))
+			kc_info("trace #%llu %s[%zu] %s", id, dir, i, line);
+		else
+			kc_info("trace #%llu %s[%zu] %s %s", id, dir, i, line,
+				kc_trace_fmt_timer(ext, sizeof(ext), &e.ext.timer));
+	}
+}
+
+void kc_trace_entries(unsigned long long id, const char *dir, const void *p, size_t len, int ext)
+{
+	if (ext)
+		kc_trace_ext_entries(id, dir, p, len / sizeof(struct ukevent_ext));
+	else
+		kc_trace_ukevents(id, dir, p, len / sizeof(struct ukevent));
 }

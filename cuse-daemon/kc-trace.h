@@ -14,5 +14,10 @@ char *kc_trace_fmt_arg(char *buf, size_t len, unsigned int cmd, const void *hdr,
 char *kc_trace_fmt_ukevent(char *buf, size_t len, const struct ukevent *uk);
 /* Log n ukevents at p with a prefix ("in"/"out"), one line each. */
 void kc_trace_ukevents(unsigned long long id, const char *dir, const void *p, size_t n);
+/* Revision 3 (D59, D60): a timer setting, and KEVENT_CTL_EXT entries. */
+char *kc_trace_fmt_timer(char *buf, size_t len, const struct kevent_timer_spec *t);
+void kc_trace_ext_entries(unsigned long long id, const char *dir, const void *p, size_t n);
+/* len bytes of CTL entries: 80-byte ones when ext, else 40-byte ukevents. */
+void kc_trace_entries(unsigned long long id, const char *dir, const void *p, size_t len, int ext);
 
 #endif /* KC_TRACE_H */

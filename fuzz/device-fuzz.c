@@ -183,12 +183,61 @@ static unsigned int pick_size(unsigned int ver0)
 	}
 }
 
+/*
+ * Revision 3 (D58-D62): 80-byte entries, POSIX timers with mostly sane and
+ * sometimes wild settings, user events; short timers fire while the
+ * program runs.
+ */
+static void fill_ext(void *dst, unsigned int n)
+{
+	struct ukevent_ext e;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&e, 0, sizeof(e));
+		fill_ukevents(&e.ev, 1);
+		if (rnd(2))
+			e.ev.type = rnd(2) ? KEVENT_POSIX_TIMER : KEVENT_USER;
+		if (e.ev.type == KEVENT_POSIX_TIMER && rnd(4)) {
+			e.ev.event = KEVENT_TIMER_FIRED;
+			e.ext.timer.clock = rnd(3) ? KEVENT_CLOCK_MONOTONIC :
+					    (rnd(2) ? KEVENT_CLOCK_REALTIME : KEVENT_CLOCK_BOOTTIME);
+			e.ext.timer.flags = rnd(4) ? 0 : KEVENT_TIMER_ABSTIME;
+			e.ext.timer.value.tv_nsec = rnd(5) ? 100000 * (1 + rnd(50)) : 0;
+			e.ext.timer.interval.tv_nsec = rnd(2) ? 100000 * rnd(30) : 0;
+		} else if (!rnd(4)) {
+			e.ext.__raw[rnd(5)] = (__u64)rnd(0x10000) << rnd(48);
+		}
+		memcpy((char *)dst + (size_t)i * sizeof(e), &e, sizeof(e));
+	}
+}
+
+static void op_ctl_ext(int fd)
+{
+	struct kevent_ctl_ext_arg a;
+	unsigned int n = 1 + rnd(MAX_NUM / 2);
+	struct ukevent_ext *e = (void *)(page_rw + rnd(UKSZ) + 32 * pagesz);
+
+	memset(&a, 0, sizeof(a));
+	fill_ext(e, n);
+	a.cmd = rnd(8) ? rnd(5) : rnd(10);
+	a.num = rnd(10) ? n : (rnd(2) ? 4096 + rnd(3) : 1638 + rnd(2));
+	a.events = rnd(6) ? (__u64)(uintptr_t)e : pick_addr(n * sizeof(*e));
+	a.ioc_flags = rnd(8) ? KEVENT_CTL_EXT : rnd(4);
+	a.__pad = rnd(16) ? 0 : 1;
+	do_ioctl(fd, KEVENT_IOC_CTL_EXT, &a);
+}
+
 static void op_ctl(int fd)
 {
 	struct kevent_ctl_arg *a = (void *)big;
 	unsigned int size = pick_size(KEVENT_CTL_ARG_SIZE_VER0), n = 1 + rnd(MAX_NUM);
 	struct ukevent *uk = (void *)(page_rw + rnd(UKSZ) + 32 * pagesz);
 
+	if (!rnd(4)) {
+		op_ctl_ext(fd);
+		return;
+	}
 	memset(big, 0, sizeof(big));
 	size &= 0x3fff;
 	fill_ukevents(uk, n);

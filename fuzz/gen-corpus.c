@@ -759,6 +759,72 @@ static void seed_rev2_calls(void)
 	emit("rev2-calls");
 }
 
+/*
+ * Revision 3 (D60-D64).  A CTL of size 17 with tail byte 1 is a caller of
+ * KEVENT_IOC_CTL_EXT whose header stops after ioc_flags' low byte: ioc_flags
+ * KEVENT_CTL_EXT, the rest zero.  An 80-byte entry is two compact entries:
+ * the ukevent, then its ext (all zero unless that entry is used).
+ */
+#define EXT_SZ	17
+#define EXT_TAIL	KEVENT_CTL_EXT
+
+static void ctl_ext(unsigned int q, unsigned int cmd, unsigned int num, unsigned int addr)
+{
+	ctl_x(q, 0, cmd, num, addr, EXT_SZ, EXT_TAIL, 0);
+}
+
+static void seed_rev3(void)
+{
+	unsigned char pad1[24] = { 0 }, flag2[24] = { 0 };
+	struct ent e[8];
+
+	pad1[20] = 1;				/* __pad */
+	flag2[16] = 2;				/* an unknown ioc_flags bit */
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_USER, .c0 = 1 };
+	e[2] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1 };
+	e[3] = (struct ent){ .id0 = 9, .fl = KF_E_GARBAGE, .g = { 1, 2, 3, 4 } };	/* a dirty ext */
+	e[4] = (struct ent){ .id0 = 3, .type = KEVENT_POSIX_TIMER, .ev = 1, .c0 = 3 };
+	e[6] = (struct ent){ .id0 = 2, .type = KEVENT_USER, .fl = KF_E_ONESHOT, .c0 = 2 };
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(1, 2, 0, 0, 0, 0, 0);
+	poke(0, 8, e);
+	ctl_ext(1, KEVENT_CTL_ADD, 1, 0);		/* below revision 3: EINVAL */
+	ctl_ext(1, KEVENT_CTL_QUERY, 1, 0);		/* cmd 4 on revision 2: EINVAL */
+	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* USER on revision 2: ENOSYS */
+	setabi(0, 4, 0, 0, 0, 0, 0);			/* not served: EINVAL */
+	setabi(0, 3, 0, 0, 0, 0, 0);
+	info(0, 0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_CTL_EXT, 24, pad1);	/* EINVAL */
+	ioctl_bytes(0, KEVENT_IOC_CTL_EXT, 24, flag2);	/* EINVAL */
+	ctl(0, KEVENT_CTL_QUERY, 1, 0);			/* QUERY needs EXT: EINVAL */
+	ctl_ext(0, KEVENT_CTL_ADD, 4, 0);		/* USER ok, dirty ext, no POSIX origin */
+	poke(0, 8, e);
+	ctl(0, KEVENT_CTL_ADD, 1, 80);			/* a TIMER with the USER's key */
+	e[0].ev = 0x5;
+	poke(0, 2, e);
+	ctl_ext(0, KEVENT_CTL_READY, 1, 0);		/* trigger 0x5 */
+	e[0].ev = 0x12;
+	poke(0, 1, e);
+	ctl(0, KEVENT_CTL_READY, 1, 0);			/* merges: 0x17, 2 */
+	ctl(0, KEVENT_CTL_READY, 1, 0);
+	get(0, 0, 4, 400);
+	ctl_ext(0, KEVENT_CTL_QUERY, 1, 0);		/* a USER: BROKEN EINVAL */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 0);
+	e[0].type = KEVENT_POLL;
+	poke(0, 1, e);
+	ctl(0, KEVENT_CTL_REMOVE, 1, 0);		/* D63: no match */
+	e[0].type = KEVENT_TIMER;
+	poke(0, 1, e);
+	ctl(0, KEVENT_CTL_REMOVE, 1, 0);		/* the TIMER only */
+	get(0, 0, 4, 400);
+	close_q(0);
+	close_q(1);
+	emit("rev3");
+}
+
 static void seed_setabi(void)
 {
 	struct ent e[2];
@@ -1153,6 +1219,7 @@ int main(int argc, char **argv)
 	seed_rev2_calls();
 	seed_rev2_ring();
 	seed_inode();
+	seed_rev3();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

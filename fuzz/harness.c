@@ -89,22 +89,27 @@ static void note_errno(unsigned int nr, const char *where, int err)
 
 static void note_add_entries(const struct kdisp_plan *plan, int got)
 {
-	static struct ukevent uk[KEVENT_MAX_EVENTS];
+	static struct ukevent_ext uk[KEVENT_MAX_EVENTS];
+	/* D60: KEVENT_CTL_EXT entries are 80 bytes */
+	size_t esz = plan->arg.ctl.ioc_flags & KEVENT_CTL_EXT ? sizeof(uk[0]) : sizeof(uk[0].ev);
 
 	if (plan->nr != KEVENT_IOC_NR_CTL || plan->arg.ctl.cmd != KEVENT_CTL_ADD || got <= 0 ||
 	    got > KEVENT_MAX_EVENTS || !getenv("KFUZZ_ERRNO_LOG"))
 		return;
 	__u64 off = plan->arg.ctl.events - (__u64)(uintptr_t)K.mem.base;
-	size_t len = (size_t)got * sizeof(uk[0]);
+	size_t len = (size_t)got * esz;
 
 	/* Straight from the arena: the accessor would count (and may fault). */
 	if (plan->arg.ctl.events < (__u64)(uintptr_t)K.mem.base || off > K.mem.len ||
 	    len > K.mem.len - off)
 		return;
 	memcpy(uk, K.mem.base + off, len);
-	for (int i = 0; i < got; i++)
-		if (uk[i].ret_flags & KEVENT_RET_BROKEN)
-			note_errno(plan->nr, "entry", (int)uk[i].ret_data[1]);
+	for (int i = 0; i < got; i++) {
+		const struct ukevent *e = (const void *)((const char *)uk + (size_t)i * esz);
+
+		if (e->ret_flags & KEVENT_RET_BROKEN)
+			note_errno(plan->nr, "entry", (int)e->ret_data[1]);
+	}
 }
 
 static const char *const op_names[KF_OP_NR] = {

@@ -15,6 +15,7 @@
 #include "test-origin.h"
 
 #define M_REV_2	2	/* the first revision with the rules of D40-D57 */
+#define M_REV_3	3	/* the first revision with the rules of D58-D64 */
 #define UKSZ		sizeof(struct ukevent)
 #define NO_DEADLINE	KEVENT_TIMEOUT_INFINITE
 
@@ -215,7 +216,9 @@ static void destroy(struct model *m, struct mq *q, struct mkev *k)
 	unready(q, k);
 	ml_del(&k->reg);
 	q->nreg--;
-	if (k->race) {
+	if (k->user) {
+		/* D62: no origin to detach */
+	} else if (k->race) {
 		m->race_attached--;
 	} else {
 		m->attached--;
@@ -335,7 +338,7 @@ unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0)
 		for (p = q->reg.next; p != &q->reg; p = p->next) {
 			struct mkev *k = ml_entry(p, struct mkev, reg);
 
-			if (k->uk.id.raw_u64 == id && !k->race && !k->cstop &&
+			if (k->uk.id.raw_u64 == id && !k->race && !k->user && !k->cstop &&
 			    !enqueue(m, q, k, 0, d0, 0))
 				going++;
 		}
@@ -516,7 +519,7 @@ struct mcmd {
 
 static const struct mcmd mcmds[] = {
 	[KEVENT_IOC_NR_INFO] = { _IOC_READ, KEVENT_INFO_SIZE_VER0 },	/* VER1 grew it */
-	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0 },
+	[KEVENT_IOC_NR_CTL] = { _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0, KEVENT_CTL_ARG_SIZE_VER1 },
 	[KEVENT_IOC_NR_GET_EVENTS] = { _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0,
 				       KEVENT_GET_EVENTS_ARG_SIZE_VER1 },
 	[KEVENT_IOC_NR_RING_SHM] = { _IOC_READ, KEVENT_RING_SHM_SIZE_VER0 },
@@ -528,24 +531,52 @@ static const struct mcmd mcmds[] = {
 };
 
 /* D25: the whole-call checks on the header. */
-static int ctl_checks(const struct mq *q, const struct kevent_ctl_arg *a)
+static int ctl_checks(const struct mq *q, const struct kevent_ctl_ext_arg *a)
 {
 	if (a->cmd == KEVENT_CTL_ADD)
 		return q->nreg + a->num >= KEVENT_MAX_EVENTS ? -EINVAL : 0;
 	return a->num > q->nreg ? -EINVAL : 0;
 }
 
-static int plan_ctl(const struct model *m, const struct mq *q, const struct kevent_ctl_arg *a)
+/* ---- revision 3 (D58-D64): the model's own functions ---- */
+
+/* D61, D49: the last cmd a queue of this revision knows. */
+static __u32 m3_last_cmd(const struct mq *q)
 {
-	/* D49: READY exists on revision 2 only (D34 on revision 1) */
-	if (a->cmd > (q->revision >= M_REV_2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY) ||
-	    a->num > KEVENT_MAX_EVENTS)
+	if (q->revision >= M_REV_3)
+		return KEVENT_CTL_QUERY;
+	return q->revision >= M_REV_2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
+}
+
+/* D60: the VER1 header's own checks, before the array. */
+static int m3_plan_ext(const struct mq *q, const struct kevent_ctl_ext_arg *a)
+{
+	if ((a->ioc_flags & ~(__u32)KEVENT_CTL_EXT) || a->__pad)
+		return -EINVAL;
+	if ((a->ioc_flags & KEVENT_CTL_EXT) && q->revision < M_REV_3)
+		return -EINVAL;
+	return a->cmd == KEVENT_CTL_QUERY && !(a->ioc_flags & KEVENT_CTL_EXT) ? -EINVAL : 0;
+}
+
+/* D60, B4: an EXT entry is two 40-byte entries of a path's limit. */
+static __u32 m3_max_ctl(const struct model *m, const struct kevent_ctl_ext_arg *a)
+{
+	if ((a->ioc_flags & KEVENT_CTL_EXT) && m->max_ctl < KEVENT_MAX_EVENTS - 1)
+		return m->max_ctl / 2;
+	return m->max_ctl;
+}
+
+static int plan_ctl(const struct model *m, const struct mq *q, const struct kevent_ctl_ext_arg *a)
+{
+	if (a->cmd > m3_last_cmd(q) || a->num > KEVENT_MAX_EVENTS)
+		return -EINVAL;
+	if (m3_plan_ext(q, a))
 		return -EINVAL;
 	if (!a->num)
 		return 0;
 	if (ctl_checks(q, a))
 		return -EINVAL;
-	return a->num > m->max_ctl ? -E2BIG : 0;	/* B4 */
+	return a->num > m3_max_ctl(m, a) ? -E2BIG : 0;	/* B4 */
 }
 
 /* D48, restated from its list of -EINVAL cases: does ts with flags fail? */
@@ -625,7 +656,7 @@ static int plan_get(const struct model *m, const struct mq *q, size_t usize,
  * what the model expects until the model learns that revision's rules.
  */
 #define M_REV_LOWEST	1
-#define M_REV_HIGHEST	2
+#define M_REV_HIGHEST	3
 
 static int plan_set_abi(const struct kevent_set_abi *a)
 {
@@ -762,22 +793,115 @@ static int add_real(struct model *m, struct mq *q, struct mkev *k, struct ukeven
 	return 1;
 }
 
+/* D64: types 8 and 9 exist on revision 3 only; KEVENT_USER is the core's own (D62). */
+static bool m3_type_served(const struct model *m, const struct mq *q, __u32 type)
+{
+	if (type >= KEVENT_MAX)
+		return false;
+	if (type >= KEVENT_POSIX_TIMER && q->revision < M_REV_3)
+		return false;
+	return type == KEVENT_USER || (m->mask & (1u << type));
+}
+
+static bool m3_ext_zero(const struct ukevent_ext *e)
+{
+	return zero((const unsigned char *)&e->ext, sizeof(e->ext));
+}
+
+/* D59: a setting the core refuses. */
+static bool m3_spec_refused(const struct kevent_timer_spec *s)
+{
+	const struct kevent_timespec *v = &s->value, *i = &s->interval;
+	__u64 ins = (__u64)i->tv_sec * 1000000000ull + i->tv_nsec;
+
+	if (s->clock != KEVENT_CLOCK_REALTIME && s->clock != KEVENT_CLOCK_MONOTONIC &&
+	    s->clock != KEVENT_CLOCK_BOOTTIME)
+		return true;
+	if (s->flags & ~(__u32)KEVENT_TIMER_ABSTIME)
+		return true;
+	if (v->tv_sec < 0 || v->tv_nsec >= 1000000000u || v->__pad ||
+	    i->tv_sec < 0 || i->tv_nsec >= 1000000000u || i->__pad)
+		return true;
+	return i->tv_sec == 0 && ins && ins < KEVENT_TIMER_MIN_INTERVAL_NS;
+}
+
+/*
+ * D58, D60 (revision 3): e is NULL for a 40-byte entry.  Another type's
+ * ext must be zero; a POSIX timer's ADD needs a setting, with FIRED.
+ */
+static bool m3_ext_refused(const struct mq *q, const struct ukevent *uk,
+			   const struct ukevent_ext *e, bool add)
+{
+	if (q->revision < M_REV_3)
+		return false;
+	if (uk->type != KEVENT_POSIX_TIMER)
+		return e && !m3_ext_zero(e);
+	if (!e)
+		return add;
+	return !(uk->event & KEVENT_TIMER_FIRED) || m3_spec_refused(&e->ext.timer);
+}
+
+/* D60: REMOVE and READY read no setting: only another type's ext is checked. */
+static bool m3_ext_foreign(const struct mq *q, const struct ukevent *uk,
+			   const struct ukevent_ext *e)
+{
+	return q->revision >= M_REV_3 && e && uk->type != KEVENT_POSIX_TIMER && !m3_ext_zero(e);
+}
+
+/* D62: a user event registers with the core alone: no origin hears of it. */
+static int m3_add_user(struct model *m, struct mq *q, struct ukevent *uk, unsigned int uid)
+{
+	struct mkev *k;
+
+	if (!charge(m, uid, KEVENT_LIMIT_KEVENTS)) {
+		entry_fail(uk, -ENOSPC);
+		return 1;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		abort();
+	k->uk = *uk;
+	k->uid = uid;
+	k->res = -1;
+	k->user = true;
+	k->ostop = true;	/* FIRE operations never reach it */
+	ml_add_tail(&k->reg, &q->reg);
+	q->nreg++;
+	return 0;
+}
+
+/* D62: a trigger; one already ready ORs its value in and counts it. */
+static void m3_user_trigger(struct model *m, struct mq *q, struct mkev *k, __u32 value)
+{
+	if (!k->ready) {
+		enqueue(m, q, k, 0, value, 1);
+		return;
+	}
+	k->rdata[0] |= value;
+	if (k->rdata[1] != 0xffffffffu)
+		k->rdata[1]++;
+}
+
 /* One ADD entry: 0 registered, 1 answered in *uk (D5, D19, D31, A3). */
-static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned int uid)
+static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
+		   const struct ukevent_ext *e, unsigned int uid)
 {
 	int res = type_res(uk->type);
 	struct mkev *k;
 
 	uk->ret_flags = 0;
-	if (uk->type >= KEVENT_MAX || !(m->mask & (1u << uk->type))) {
+	if (!m3_type_served(m, q, uk->type)) {
 		/* A3; D51: ENOSYS per entry on revision 2 */
 		entry_fail(uk, q->revision >= M_REV_2 ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	if (strict_refused(q, uk) || level_refused(q, uk, uk->type)) {
+	if (strict_refused(q, uk) || level_refused(q, uk, uk->type) ||
+	    m3_ext_refused(q, uk, e, true)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
+	if (uk->type == KEVENT_USER)
+		return m3_add_user(m, q, uk, uid);
 	if (!charge(m, uid, KEVENT_LIMIT_KEVENTS)) {
 		entry_fail(uk, -ENOSPC);
 		return 1;
@@ -827,7 +951,7 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk, unsigned i
 	return 0;
 }
 
-/* D6, D7: the oldest kevent with the same id and cookie. */
+/* D6, D7: the oldest kevent with the same id and cookie; D63: and type on revision 3. */
 static struct mkev *find(struct mq *q, const struct ukevent *uk)
 {
 	struct mlink *p;
@@ -836,16 +960,23 @@ static struct mkev *find(struct mq *q, const struct ukevent *uk)
 		struct mkev *k = ml_entry(p, struct mkev, reg);
 
 		if (k->uk.id.raw[0] == uk->id.raw[0] && k->uk.id.raw[1] == uk->id.raw[1] &&
-		    k->uk.user[0] == uk->user[0] && k->uk.user[1] == uk->user[1])
+		    k->uk.user[0] == uk->user[0] && k->uk.user[1] == uk->user[1] &&
+		    (q->revision < M_REV_3 || k->uk.type == uk->type))
 			return k;
 	}
 	return NULL;
 }
 
-static void remove_one(struct model *m, struct mq *q, struct ukevent *uk)
+static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
+		       const struct ukevent_ext *e)
 {
-	struct mkev *k = find(q, uk);
+	struct mkev *k;
 
+	if (m3_ext_foreign(q, uk, e)) {
+		entry_fail(uk, -EINVAL);
+		return;
+	}
+	k = find(q, uk);
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
@@ -871,7 +1002,8 @@ static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct uk
 }
 
 /* kcore.h MODIFY: event and req_flags replaced, the origin re-evaluates. */
-static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
+static void modify_one(struct model *m, struct mq *q, struct ukevent *uk,
+		       const struct ukevent_ext *e)
 {
 	struct mkev *k = find(q, uk);
 
@@ -879,13 +1011,18 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (strict_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
+	if (m3_ext_refused(q, uk, e, false) || strict_refused(q, uk) ||
+	    level_refused(q, uk, k->uk.type)) {
 		entry_fail(uk, -EINVAL);
 		return;
 	}
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	k->cstop = false;
+	if (k->user) {
+		uk->ret_flags = KEVENT_RET_DONE;	/* D62: a pending trigger stays */
+		return;
+	}
 	if (m->org)
 		return modify_real(m, q, k, uk);
 	if (k->race && (uk->event & KF_RO_FIRE_MODIFY))
@@ -901,17 +1038,42 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk)
 }
 
 /* D49: matched as MODIFY matches; ready with DONE and {0, 0} unless ready already. */
-static int ready_one(struct model *m, struct mq *q, struct ukevent *uk)
+static int ready_one(struct model *m, struct mq *q, struct ukevent *uk,
+		     const struct ukevent_ext *e)
 {
-	struct mkev *k = find(q, uk);
+	struct mkev *k;
 
+	if (m3_ext_foreign(q, uk, e)) {
+		entry_fail(uk, -EINVAL);
+		return 0;
+	}
+	k = find(q, uk);
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return 0;
 	}
 	uk->ret_flags = KEVENT_RET_DONE;
-	if (!k->ready)
+	if (k->user)
+		m3_user_trigger(m, q, k, uk->event);
+	else if (!k->ready)
 		enqueue(m, q, k, 0, 0, 0);
+	return 1;
+}
+
+/*
+ * D61: QUERY matches as MODIFY; only a POSIX timer has a setting to read,
+ * and the model's cores serve none (a type with no origin), so a match is
+ * always of another type.  Returns 1 for a match.
+ */
+static int m3_query_one(struct mq *q, struct ukevent_ext *e)
+{
+	struct mkev *k = find(q, &e->ev);
+
+	if (!k) {
+		e->ev.ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;	/* D38 */
+		return 0;
+	}
+	entry_fail(&e->ev, -EINVAL);
 	return 1;
 }
 
@@ -935,10 +1097,12 @@ static int ready_wake(struct model *m, struct mq *q)
 	return 1;
 }
 
-static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kevent_ctl_arg *a)
+static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kevent_ctl_ext_arg *a)
 {
-	size_t len = (size_t)a->num * UKSZ, back = len;
-	struct ukevent *uks;
+	bool ext = a->ioc_flags & KEVENT_CTL_EXT;	/* D60: 80-byte entries */
+	size_t esz = ext ? sizeof(struct ukevent_ext) : UKSZ;
+	size_t len = (size_t)a->num * esz, back = len;
+	unsigned char *uks;
 	unsigned int i, out = 0;
 	int ret = 0;
 
@@ -955,24 +1119,29 @@ static int ctl(struct model *m, struct mq *q, unsigned int uid, const struct kev
 		return -EFAULT;		/* D9: no effect */
 	}
 	for (i = 0; i < a->num; i++) {
-		struct ukevent uk = uks[i];
+		struct ukevent_ext en;
+		struct ukevent *uk = &en.ev;
+		const struct ukevent_ext *e = ext ? &en : NULL;
 
+		memcpy(&en, uks + i * esz, esz);
 		if (a->cmd == KEVENT_CTL_ADD) {
-			if (add_one(m, q, &uk, uid))
-				uks[out++] = uk;
+			if (add_one(m, q, uk, e, uid))
+				memcpy(uks + out++ * esz, &en, esz);
 			continue;
 		}
 		if (a->cmd == KEVENT_CTL_REMOVE)
-			remove_one(m, q, &uk);
+			remove_one(m, q, uk, e);
 		else if (a->cmd == KEVENT_CTL_READY)
-			ret += ready_one(m, q, &uk);
+			ret += ready_one(m, q, uk, e);
+		else if (a->cmd == KEVENT_CTL_QUERY)
+			ret += m3_query_one(q, &en);
 		else
-			modify_one(m, q, &uk);
-		uks[i] = uk;
+			modify_one(m, q, uk, e);
+		memcpy(uks + i * esz, &en, esz);
 	}
 	if (a->cmd == KEVENT_CTL_ADD) {
 		ret = (int)out;
-		back = out * UKSZ;
+		back = out * esz;
 	}
 	if (back && !m_write(m, a->events, uks, back))
 		ret = -EFAULT;		/* D9: effects kept */
@@ -1220,7 +1389,14 @@ void m_info(struct model *m, int slot, unsigned int uid, size_t usize, struct ke
 	out->abi_revision = M_REV_HIGHEST;
 	out->backend = KEVENT_BACKEND_CORE;
 	out->features = KEVENT_FEAT_STRICT | KEVENT_FEAT_URING;
-	out->supported_types = m->mask;
+	for (i = 0; i < KEVENT_MAX; i++)
+		if (m3_type_served(m, q, i))
+			out->supported_types |= 1u << i;
+	/* D64: the revision-3 features, on revision-3 queues only */
+	if (out->supported_types & (1u << KEVENT_POSIX_TIMER))
+		out->features |= KEVENT_FEAT_POSIX_TIMER;
+	if (out->supported_types & (1u << KEVENT_USER))
+		out->features |= KEVENT_FEAT_USER;
 	out->ukevent_size = UKSZ;
 	out->mukevent_size = sizeof(struct mukevent);
 	out->ring_page_size = KEVENT_RING_PAGE_SIZE;

@@ -28,6 +28,7 @@ struct mkev {
 	bool cstop;			/* core: ONESHOT fired or BROKEN */
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
+	bool user;			/* KEVENT_USER on revision 3: the core's own (D62) */
 	__u32 rflags, rdata[2];		/* pending result */
 	unsigned int uid;		/* charged */
 	int res;			/* extra KEVENT_LIMIT_* charged, or -1 */
@@ -76,7 +77,7 @@ struct margs {
 	unsigned int nr;
 	size_t usize;
 	union {
-		struct kevent_ctl_arg ctl;
+		struct kevent_ctl_ext_arg ctl;	/* VER0 callers: ioc_flags 0 */
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_ring_init ring_init;

@@ -168,6 +168,42 @@ int kevent_commit(int fd, unsigned int new_uidx, unsigned int over)
 	return ioctl(fd, KEVENT_IOC_COMMIT, &a);
 }
 
+/* ---- revision 3 (KEVENT_0.3) ---- */
+
+static int open_device(void)
+{
+	const char *dev = getenv("KEVENT_DEVICE");
+
+	return open(dev && *dev ? dev : KEVENT_DEVICE_DEFAULT, O_RDWR | O_CLOEXEC);
+}
+
+int kevent_open(unsigned int revision, unsigned int abi_flags)
+{
+	int fd = open_device(), saved;
+
+	if (fd < 0)
+		return -1;
+	if (kevent_set_abi(fd, revision, abi_flags) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int kevent_ctl_ext(int fd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr)
+{
+	struct kevent_ctl_ext_arg a = {
+		.cmd = cmd,
+		.num = num,
+		.events = (__u64)(uintptr_t)arr,
+		.ioc_flags = KEVENT_CTL_EXT,
+	};
+
+	return ioctl(fd, KEVENT_IOC_CTL_EXT, &a);
+}
+
 /* A CUSE daemon sees only the open flags; fcntl changes reach it here (A11). */
 static int nonblock_flag(int fd, __u32 *ioc_flags)
 {

@@ -97,6 +97,19 @@ int kevent_get_events_ts(int fd, unsigned int min_nr, unsigned int max_nr,
 			 struct timespec timeout, void *buf, unsigned int flags)
 			 LIBKEVENT_REDIRECT(kevent_get_events_ts);
 
+/*
+ * Revision 3 (version node KEVENT_0.3; docs/abi.md D58-D64).
+ *
+ * kevent_open: open $KEVENT_DEVICE (default /dev/kevent) and select
+ * revision with abi_flags (KEVENT_ABI_*).  Returns the queue fd.
+ */
+int kevent_open(unsigned int revision, unsigned int abi_flags);
+/*
+ * kevent_ctl with KEVENT_CTL_EXT entries (KEVENT_IOC_CTL_EXT, D60): ADD,
+ * REMOVE, MODIFY, READY or QUERY on num struct ukevent_ext at arr.
+ */
+int kevent_ctl_ext(int fd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,6 +62,7 @@ void ktimer_handle(void);
 __u64 ktimer_count(void);
 void ktimer_counts(__u64 *wakes, __u64 *expiries, __u64 *deferred);
 extern const struct korigin_ops ktimer_ops;
+extern const struct korigin_ops kptimer_ops;	/* KEVENT_POSIX_TIMER, revision 3 */
 
 int kwatch_init(void);
 void kwatch_fini(void);

@@ -205,6 +205,7 @@ static int korigins_register_all(void)
 		const struct korigin_ops *ops;
 	} table[] = {
 		{ KEVENT_TIMER, &ktimer_ops },
+		{ KEVENT_POSIX_TIMER, &kptimer_ops },
 		{ KEVENT_POLL, &kpoll_ops },
 		{ KEVENT_SOCKET, &ksocket_ops },
 		{ KEVENT_INODE, &kinode_ops },

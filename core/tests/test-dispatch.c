@@ -54,8 +54,13 @@ CORE_TEST(dispatch, D24_size_from_the_ioctl_number)
 		     "larger with a dirty tail");
 	buf[1023] = 0;
 	buf[16] = 1;
-	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 17), buf, 17, &p), -E2BIG);
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 17), buf, 17, &p), -EINVAL,
+		     "D60: ioc_flags KEVENT_CTL_EXT on a revision-1 queue");
 	buf[16] = 0;
+	buf[24] = 1;
+	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_WRITE, KEVENT_IOC_NR_CTL, 25), buf, 25, &p), -E2BIG,
+		     "past the VER1 size: a dirty tail");
+	buf[24] = 0;
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, buf, 15, &p), -EINVAL, "arg_len must match");
 	cr_assert_eq(plan_raw(KEVENT_IOC_CTL, NULL, 16, &p), -EINVAL);
 	cr_assert_eq(plan_raw(IOC_SIZED(_IOC_READ, KEVENT_IOC_NR_INFO, 151), NULL, 0, &p), -EINVAL);
@@ -139,7 +144,7 @@ CORE_TEST(dispatch, INFO_contents)
 	cr_assert_eq(p.reply_len, sizeof(info));
 	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
 	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER2);
-	cr_assert_eq(info.abi_revision, 2, "the core serves revisions 1 and 2");
+	cr_assert_eq(info.abi_revision, 3, "the core serves revisions 1 to 3");
 	cr_assert_eq(info.abi_lowest, 1);
 	cr_assert_eq(info.queue_revision, 1, "no SET_ABI: revision 1");
 	cr_assert_eq(info.backend, KEVENT_BACKEND_CORE);

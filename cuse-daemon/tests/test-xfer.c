@@ -68,6 +68,33 @@ Test(layout, ctl_data_round)
 	cr_assert_not(kx_layout_matches(&l, 16 + UK, 0));
 }
 
+/*
+ * D60, B4: INFO's max_ctl_num counts 40-byte entries; the core halves it for
+ * a KEVENT_CTL_EXT batch, and half of what fits beside a VER1 wrapper is
+ * one retry round of 80-byte entries.
+ */
+Test(layout, ctl_ext_half_batch_fits_one_round)
+{
+	struct kx_xfer x;
+	struct kdisp_ctx ctx;
+	struct kx_layout l;
+	struct kdisp_plan p;
+	unsigned int half;
+
+	memset(&x, 0, sizeof(x));
+	memset(&ctx, 0, sizeof(ctx));
+	x.path = KX_PATH_RETRY;
+	x.usize = KEVENT_CTL_ARG_SIZE_VER1;
+	kx_xfer_ctx(&x, KEVENT_IOC_CTL_EXT, &ctx);
+	half = ctx.max_ctl_num / 2;
+	cr_assert_eq(half, 1638);
+	p = ctl_plan(0x8000, 2 * half);	/* 2 * half 40-byte entries: half 80-byte ones */
+	p.cmd = KEVENT_IOC_CTL_EXT;
+	cr_assert_eq(kx_layout_data(&l, 0x1000, KEVENT_CTL_ARG_SIZE_VER1, &p), 0);
+	p = ctl_plan(0x8000, 2 * (half + 1));
+	cr_assert_eq(kx_layout_data(&l, 0x1000, KEVENT_CTL_ARG_SIZE_VER1, &p), -E2BIG);
+}
+
 /* D28: a 32-bit caller's arrays above 4 GiB are -EFAULT, not the kernel's EIO. */
 Test(layout, compat_arrays_below_4g)
 {

@@ -77,6 +77,22 @@ int korigin_fire(struct kitem *k, const struct korigin_result *res)
 	return stop;
 }
 
+void korigin_grid(const struct kitem *k, struct korigin_grid *g)
+{
+	*g = k->grid;
+}
+
+/* As korigin_fire(), with the point in last.ret_data[0]; other gens are dropped. */
+int korigin_timer_fire(struct kitem *k, __u32 gen, __u64 index)
+{
+	struct korigin_result res = { 0, { (__u32)index, 0 } };
+
+	if (gen != k->grid.gen)
+		return 0;
+	k->last_index = index;
+	return korigin_fire(k, &res);
+}
+
 const struct korigin_ops *rec_ops(__u32 type)
 {
 	return type < KEVENT_MAX ? rec_table[type] : NULL;

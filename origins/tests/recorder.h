@@ -25,6 +25,8 @@ struct kitem {
 	unsigned int queued;		/* fires that found it not ready */
 	unsigned int violations;	/* fires when not registered or after stop */
 	struct korigin_result last;
+	struct korigin_grid grid;	/* KEVENT_POSIX_TIMER: what the test set */
+	__u64 last_index;		/* korigin_timer_fire()'s point */
 };
 
 void rec_setup(unsigned int flags);	/* korigins_start with flags */
