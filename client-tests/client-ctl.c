@@ -207,8 +207,11 @@ KTEST(ctl, remove_ready_drops_event)
 	close(kfd);
 }
 
-/* D7: id (both words) + cookie (both words) match; type is not compared. */
-KTEST(ctl, match_id_and_cookie_not_type)
+/*
+ * D7: id (both words) + cookie (both words) match; type is not compared.
+ * Revision 3 compares the type too (D63): this rule ends at revision 2.
+ */
+KTEST_REVS(ctl, match_id_and_cookie_not_type, 1, 2)
 {
 	int kfd = kt_open(O_RDWR);
 	struct ukevent t = kt_uk_timer(HOUR, 0, 42), m;

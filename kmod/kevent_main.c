@@ -830,18 +830,12 @@ static int kq_ctl_header(const struct kevent_ctl_ext_arg *a, u32 revision)
 }
 
 /*
- * D60 for REMOVE and READY: a matched kevent of a type without a setting
- * takes no extension (a POSIX timer's is not read there).
+ * D60 for REMOVE and READY: they read no setting, and an entry of a type
+ * without one must carry a zero ext (the entry's type: matched or not).
  */
-static bool kq_ext_refused(struct kevent_queue *q, const struct ukevent *uk,
-			   const struct ukevent_ext *x)
+static bool kq_ext_refused(const struct ukevent *uk, const struct ukevent_ext *x)
 {
-	const struct kevent *k;
-
-	if (!kq_ext_dirty(x))
-		return false;
-	k = kq_find(q, uk);
-	return k && k->uk.type != KEVENT_POSIX_TIMER;
+	return uk->type != KEVENT_POSIX_TIMER && kq_ext_dirty(x);
 }
 
 /*
@@ -871,7 +865,7 @@ static long kq_ctl_entries(struct kevent_queue *q, u32 cmd, u32 num, void *buf,
 			ret = *n;
 			break;
 		case KEVENT_CTL_REMOVE:
-			if (kq_ext_refused(q, uk, x))
+			if (kq_ext_refused(uk, x))
 				kq_fail(uk, -EINVAL);
 			else
 				kq_remove_one(q, uk);
@@ -880,7 +874,7 @@ static long kq_ctl_entries(struct kevent_queue *q, u32 cmd, u32 num, void *buf,
 			kq_modify_one(q, uk, x);
 			break;
 		case KEVENT_CTL_READY:
-			if (kq_ext_refused(q, uk, x))
+			if (kq_ext_refused(uk, x))
 				kq_fail(uk, -EINVAL);
 			else
 				ret += kq_ready_one(q, uk);
