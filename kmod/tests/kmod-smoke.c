@@ -19,8 +19,15 @@
  * a ring address above 4 GiB (rev2_compat_ring); and one check per other
  * revision-2 rule, so the module is covered before the client suite has
  * them (rev2_ready, rev2_ready_wake_latch, rev2_level, rev2_always_queue,
- * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Off the module
- * it exits 77: the client suite covers the daemon.
+ * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Revision 3:
+ * the CTL_EXT and per-entry refusals and whole-entry compaction
+ * (rev3_refusals), the POSIX timer's grid count bounded by the clock
+ * readings around ADD and GET_EVENTS (rev3_ptimer_count), QUERY, re-arm
+ * and disarm (rev3_ptimer_modify_query), an absolute expiry already past
+ * (rev3_ptimer_abs_past), clock_settime moving an ABSTIME realtime grid
+ * but not a relative one (rev3_ptimer_clock_set), and user events merged,
+ * cleared, triggered from a child, matched by type (rev3_user).  Off the
+ * module it exits 77: the client suite covers the daemon.
  *
  * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
  * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
