@@ -2,10 +2,12 @@
 /*
  * kevent.ko: the Aug 23 2006 (take13) kevent queue as a misc device,
  * /dev/kevent, with the ioctl transport of include/uapi/linux/kevent.h and
- * the semantics of docs/abi.md: revision 1 (D1-D39) on every queue, and
+ * the semantics of docs/abi.md: revision 1 (D1-D39) on every queue,
  * revision 2 (D40-D57: the take26 ring in the caller's memory, WAIT,
  * COMMIT, CTL_READY, timespec timeouts, LEVEL, ALWAYS_QUEUE, opt-in EINTR)
- * on a queue that selects it with SET_ABI.  One open = one queue.
+ * and revision 3 (D58-D64: POSIX timers, user events, KEVENT_IOC_CTL_EXT,
+ * QUERY, the type in the search key) on a queue that selects it with
+ * SET_ABI.  One open = one queue.
  *
  * LOCKING
  *  - queue->ctl_mutex serialises everything that changes the table of
@@ -125,6 +127,13 @@ static_assert(sizeof(struct mukevent) == 16);
 static_assert(sizeof(struct kevent_mring) <= KEVENT_RING_PAGE_SIZE);
 static_assert(sizeof(struct kevent_info) == KEVENT_INFO_SIZE_VER2);
 static_assert(sizeof(struct kevent_ctl_arg) == KEVENT_CTL_ARG_SIZE_VER0);
+static_assert(sizeof(struct kevent_ctl_ext_arg) == KEVENT_CTL_ARG_SIZE_VER1);
+static_assert(sizeof(struct ukevent_ext) == 2 * sizeof(struct ukevent));
+static_assert(sizeof(struct kevent_timer_spec) == 40);
+/* D59: the clock ids are Linux's, handed to hrtimer_init as they are. */
+static_assert(KEVENT_CLOCK_REALTIME == CLOCK_REALTIME &&
+	      KEVENT_CLOCK_MONOTONIC == CLOCK_MONOTONIC &&
+	      KEVENT_CLOCK_BOOTTIME == CLOCK_BOOTTIME);
 static_assert(sizeof(struct kevent_get_events_arg) == KEVENT_GET_EVENTS_ARG_SIZE_VER1);
 static_assert(sizeof(struct kevent_set_abi) == KEVENT_SET_ABI_SIZE_VER0);
 static_assert(sizeof(struct kevent_fault) == KEVENT_FAULT_SIZE_VER0);
@@ -246,6 +255,8 @@ static unsigned int kq_take(struct kevent_queue *q, struct kevent_waiter *w)
 		q->ready_num--;
 		k->flags &= ~KEV_READY;
 		w->buf[n] = k->uk;
+		if (k->origin->deliver)
+			k->origin->deliver(k, &w->buf[n]);
 		if (w->kevs) {
 			w->kevs[n] = k;
 			k->flags |= KEV_INFLIGHT;
@@ -339,27 +350,56 @@ static long kq_wake_one(struct kevent_queue *q)
 	return ret;
 }
 
-bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
+/* kevent_fire with ready_lock held; *wake: poll() must be woken after. */
+static bool kq_fire_locked(struct kevent *k, u32 ret_flags, u32 data0, u32 data1,
+			   bool *wake)
 {
-	struct kevent_queue *q = k->q;
-	unsigned long irqflags;
-	bool stop, wake = false;
-
-	spin_lock_irqsave(&q->ready_lock, irqflags);
-	if (k->flags & (KEV_DEAD | KEV_ZOMBIE)) {
-		spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	*wake = false;
+	if (k->flags & (KEV_DEAD | KEV_ZOMBIE))
 		return true;
-	}
 	/* D21: rebuilt on every fire; a merge keeps the latest (A9). */
 	k->uk.ret_flags = KEVENT_RET_DONE | ret_flags;
 	k->uk.ret_data[0] = data0;
 	k->uk.ret_data[1] = data1;
-	stop = (k->uk.req_flags & KEVENT_REQ_ONESHOT) ||
-	       (ret_flags & KEVENT_RET_BROKEN);
 	if (!(k->flags & KEV_READY)) {
-		kq_enqueue(q, k);
-		wake = true;
+		kq_enqueue(k->q, k);
+		*wake = true;
 	}
+	return (k->uk.req_flags & KEVENT_REQ_ONESHOT) || (ret_flags & KEVENT_RET_BROKEN);
+}
+
+bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
+{
+	struct kevent_queue *q = k->q;
+	unsigned long irqflags;
+	bool stop, wake;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	stop = kq_fire_locked(k, ret_flags, data0, data1, &wake);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (wake)
+		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+	return stop;
+}
+
+/*
+ * D58: grid points first_idx .. first_idx + n - 1 passed; each is counted
+ * once, whether this callback or a dequeue's clock reading sees it first.
+ * The delivered count is built at the dequeue (the origin's deliver).
+ */
+bool kevent_ptimer_fire(struct kevent *k, u64 first_idx, u64 n)
+{
+	struct kevent_queue *q = k->q;
+	u64 end = first_idx + n;
+	unsigned long irqflags;
+	bool stop, wake = false;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (end > k->ptimer.seen) {
+		k->ptimer.pending += end - max(k->ptimer.seen, first_idx);
+		k->ptimer.seen = end;
+	}
+	stop = kq_fire_locked(k, 0, 0, 0, &wake);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
 		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
@@ -438,13 +478,18 @@ static void kq_level_check_unlocked(struct kevent_queue *q)
 	mutex_unlock(&q->ctl_mutex);
 }
 
-/* D6, D7: the oldest kevent with this id and cookie, not yet delivered. */
+/*
+ * D6, D7: the oldest kevent with this id and cookie, not yet delivered;
+ * on a revision-3 queue its type must match too (D63).
+ */
 static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk)
 {
+	bool typed = q->revision >= 3;
 	struct kevent *k;
 
 	list_for_each_entry(k, kq_bucket(q, &uk->id), hnode) {
-		if (k->uk.id.raw[0] == uk->id.raw[0] &&
+		if ((!typed || k->uk.type == uk->type) &&
+		    k->uk.id.raw[0] == uk->id.raw[0] &&
 		    k->uk.id.raw[1] == uk->id.raw[1] &&
 		    k->uk.user[0] == uk->user[0] &&
 		    k->uk.user[1] == uk->user[1] &&
@@ -484,8 +529,26 @@ static bool kq_fault_add_now(struct kevent_queue *q)
 	return q->fault_add && --q->fault_add == 0;
 }
 
+/* D60: an EXT entry's ext is all zero unless its type has a setting. */
+static bool kq_ext_dirty(const struct ukevent_ext *x)
+{
+	return x && memchr_inv(&x->ext, 0, sizeof(x->ext));
+}
+
+/*
+ * D58-D60: what an entry's extension must be for this type.  x is the
+ * whole entry of an EXT call (x->ev is uk), NULL for a 40-byte one.
+ */
+static int kq_ext_check(u32 type, const struct ukevent_ext *x)
+{
+	if (type == KEVENT_POSIX_TIMER)
+		return x ? kevent_ptimer_check(&x->ext.timer) : -EINVAL;
+	return kq_ext_dirty(x) ? -EINVAL : 0;
+}
+
 /* ADD of one entry: 0 queued (nothing to write back), 1 write it back. */
-static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
+static int kq_add_one(struct kevent_queue *q, struct ukevent *uk,
+		      const struct ukevent_ext *x)
 {
 	const struct kevent_origin *origin;
 	struct kevent *k;
@@ -500,14 +563,17 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 		kq_fail(uk, -EINVAL);
 		return 1;
 	}
-	origin = kevent_origin_get(uk->type);
+	origin = kevent_origin_get(uk->type, q->revision);
 	if (!origin) {
 		/* A3; revision 2: D51, take26's -ENOSYS, per entry. */
 		kq_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	if (kq_level_refused(q, origin, uk)) {
-		kq_fail(uk, -EINVAL);
+	ret = kq_ext_check(uk->type, x);
+	if (!ret && kq_level_refused(q, origin, uk))
+		ret = -EINVAL;
+	if (ret) {
+		kq_fail(uk, ret);
 		return 1;
 	}
 	k = kq_fault_add_now(q) ? NULL : kmem_cache_zalloc(kevent_cache, GFP_KERNEL);
@@ -524,6 +590,8 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk)
 	k->uk = *uk;
 	k->uk.ret_data[0] = 0;	/* an origin's answer starts from {0, 0} */
 	k->uk.ret_data[1] = 0;
+	if (uk->type == KEVENT_POSIX_TIMER)
+		k->ptimer.spec = x->ext.timer;	/* the origin arms it */
 
 	ret = origin->attach(k);
 	if (ret) {
@@ -582,7 +650,31 @@ static void kq_remove_one(struct kevent_queue *q, struct ukevent *uk)
 	kq_free_kevent(q, k);
 }
 
-static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
+/*
+ * D61: a new setting replaces the old; whatever was pending is dropped
+ * (the kevent leaves the ready list; a take13 ring slot stays, D4).
+ */
+static void kq_ptimer_rearm(struct kevent_queue *q, struct kevent *k,
+			    const struct kevent_timer_spec *ts)
+{
+	unsigned long irqflags;
+
+	k->origin->detach(k);	/* the hrtimer is idle after this */
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (k->flags & KEV_READY) {
+		list_del_init(&k->rnode);
+		q->ready_num--;
+		k->flags &= ~KEV_READY;
+	}
+	k->ptimer.seen = 0;
+	k->ptimer.pending = 0;
+	k->ptimer.armed = false;
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	kevent_ptimer_arm(k, ts);
+}
+
+static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
+			  const struct ukevent_ext *x)
 {
 	unsigned long irqflags;
 	struct kevent *k = kq_find(q, uk);
@@ -592,8 +684,15 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (kq_req_refused(q, uk) || kq_level_refused(q, k->origin, uk)) {
-		kq_fail(uk, -EINVAL);
+	ret = x ? kq_ext_check(k->uk.type, x) : 0;
+	/* D58, D61: a POSIX timer's event is checked before it is replaced. */
+	if (!ret && k->uk.type == KEVENT_POSIX_TIMER && k->revision >= 3 &&
+	    !(uk->event & KEVENT_TIMER_FIRED))
+		ret = -EINVAL;
+	if (kq_req_refused(q, uk) || kq_level_refused(q, k->origin, uk))
+		ret = -EINVAL;
+	if (ret) {
+		kq_fail(uk, ret);
 		return;
 	}
 	spin_lock_irqsave(&q->ready_lock, irqflags);
@@ -612,6 +711,11 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
 	k->uk.req_flags = uk->req_flags;
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 
+	if (x && k->uk.type == KEVENT_POSIX_TIMER && k->revision >= 3) {
+		kq_ptimer_rearm(q, k, &x->ext.timer);
+		uk->ret_flags = KEVENT_RET_DONE;
+		return;
+	}
 	ret = k->origin->modify(k);
 	if (ret)
 		kq_fail(uk, ret);
@@ -622,26 +726,33 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk)
 /*
  * D49: a matched kevent not on the ready list goes there with DONE and
  * ret_data {0, 0}; one already ready keeps its place and result.  1 when
- * matched.
+ * matched.  Revision 3: a user event's triggers merge instead (D62).
  */
 static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 {
 	struct kevent *k = kq_find(q, uk);
 	unsigned long irqflags;
-	bool wake = false;
+	bool wake = false, user;
 
 	uk->ret_flags = KEVENT_RET_DONE;
 	if (!k) {
 		uk->ret_flags |= KEVENT_RET_BROKEN;	/* D38: the rest as passed */
 		return 0;
 	}
+	user = k->uk.type == KEVENT_USER && k->revision >= 3;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
 	if (!(k->flags & (KEV_READY | KEV_ZOMBIE | KEV_DEAD))) {
+		/* D62: a user event carries the trigger's value, one trigger. */
 		k->uk.ret_flags = KEVENT_RET_DONE;
-		k->uk.ret_data[0] = 0;
-		k->uk.ret_data[1] = 0;
+		k->uk.ret_data[0] = user ? uk->event : 0;
+		k->uk.ret_data[1] = user ? 1 : 0;
 		kq_enqueue(q, k);
 		wake = true;
+	} else if (user && (k->flags & KEV_READY)) {
+		/* D62: merged into the pending result (OR, saturating count). */
+		k->uk.ret_data[0] |= uk->event;
+		if (k->uk.ret_data[1] != U32_MAX)
+			k->uk.ret_data[1]++;
 	}
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
@@ -649,20 +760,151 @@ static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 	return 1;
 }
 
-static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
-		   bool compat)
+/* A kevent_timespec from a non-negative ktime. */
+static struct kevent_timespec kq_timespec(ktime_t t)
 {
-	struct ukevent *buf;
-	void __user *uarr;
-	unsigned int i, n = 0;
-	long ret = 0;
-	int uerr;
+	struct timespec64 ts = ktime_to_timespec64(t);
 
-	u32 last_cmd = READ_ONCE(q->revision) >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
+	return (struct kevent_timespec){ .tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec };
+}
 
-	/* D25: whole-call checks on the header, before the array is read. */
+/*
+ * D61: QUERY of one EXT entry.  A POSIX timer gets its clock, the time
+ * left to its next grid point after the clock's reading now ({0, 0} when
+ * disarmed or its one expiry passed, else at least 1 ns), its interval,
+ * and ret_data[0] = the grid points passed and not delivered; nothing
+ * changes.  Another type: -EINVAL.  1 when matched.
+ */
+static int kq_query_one(struct kevent_queue *q, struct ukevent_ext *x)
+{
+	struct kevent *k = kq_find(q, &x->ev);
+	struct kevent_timer_spec out = { 0 };
+	unsigned long irqflags;
+	ktime_t now, left = 0;
+	u64 n, count;
+
+	x->ev.ret_flags = KEVENT_RET_DONE | KEVENT_RET_BROKEN;	/* D38 */
+	if (!k)
+		return 0;
+	if (k->uk.type != KEVENT_POSIX_TIMER) {
+		kq_fail(&x->ev, -EINVAL);
+		return 1;
+	}
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (k->flags & KEV_ZOMBIE) {
+		spin_unlock_irqrestore(&q->ready_lock, irqflags);
+		return 0;
+	}
+	now = hrtimer_cb_get_time(&k->ptimer.hrt);
+	n = kevent_ptimer_index(k, now);
+	count = k->ptimer.pending + (n > k->ptimer.seen ? n - k->ptimer.seen : 0);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (k->ptimer.armed && !n)
+		left = ktime_sub(k->ptimer.first, now);
+	else if (k->ptimer.armed && k->ptimer.interval)
+		left = ktime_sub(ktime_add_ns(k->ptimer.first, n * k->ptimer.interval), now);
+	out.clock = k->ptimer.spec.clock;
+	out.value = kq_timespec(left);
+	out.interval = k->ptimer.spec.interval;
+	x->ext.timer = out;
+	x->ev.ret_flags = KEVENT_RET_DONE;
+	x->ev.ret_data[0] = (u32)min_t(u64, count, U32_MAX);
+	x->ev.ret_data[1] = 0;
+	return 1;
+}
+
+/*
+ * D25, D60: the whole-call checks on the header, before the array is
+ * read.  KEVENT_CTL_EXT and QUERY need a revision-3 queue, QUERY needs
+ * EXT entries.
+ */
+static int kq_ctl_header(const struct kevent_ctl_ext_arg *a, u32 revision)
+{
+	bool ext = a->ioc_flags & KEVENT_CTL_EXT;
+	u32 last_cmd = revision >= 3 ? KEVENT_CTL_QUERY :
+		       revision >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
+
+	if ((a->ioc_flags & ~KEVENT_CTL_IOC_FLAGS) || a->__pad || (ext && revision < 3))
+		return -EINVAL;
 	if (a->cmd > last_cmd || a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
+	if (a->cmd == KEVENT_CTL_QUERY && !ext)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * D60 for REMOVE and READY: they read no setting, and an entry of a type
+ * without one must carry a zero ext (the entry's type: matched or not).
+ */
+static bool kq_ext_refused(const struct ukevent *uk, const struct ukevent_ext *x)
+{
+	return uk->type != KEVENT_POSIX_TIMER && kq_ext_dirty(x);
+}
+
+/*
+ * The entries of one call, 40 or 80 bytes each (D60); returns what the
+ * call returns and *n, how many entries to write back from the front.
+ */
+static long kq_ctl_entries(struct kevent_queue *q, u32 cmd, u32 num, void *buf,
+			   size_t esz, unsigned int *n)
+{
+	struct ukevent_ext *x;
+	struct ukevent *uk;
+	unsigned int i;
+	long ret = 0;
+
+	*n = cmd == KEVENT_CTL_ADD ? 0 : num;
+	for (i = 0; i < num; i++) {
+		uk = buf + i * esz;
+		x = esz == sizeof(*x) ? (struct ukevent_ext *)uk : NULL;
+		switch (cmd) {
+		case KEVENT_CTL_ADD:
+			/* Answered entries move to the front, whole (D60). */
+			if (kq_add_one(q, uk, x)) {
+				if (*n != i)
+					memcpy(buf + *n * esz, uk, esz);
+				(*n)++;
+			}
+			ret = *n;
+			break;
+		case KEVENT_CTL_REMOVE:
+			if (kq_ext_refused(uk, x))
+				kq_fail(uk, -EINVAL);
+			else
+				kq_remove_one(q, uk);
+			break;
+		case KEVENT_CTL_MODIFY:
+			kq_modify_one(q, uk, x);
+			break;
+		case KEVENT_CTL_READY:
+			if (kq_ext_refused(uk, x))
+				kq_fail(uk, -EINVAL);
+			else
+				ret += kq_ready_one(q, uk);
+			break;
+		case KEVENT_CTL_QUERY:
+			ret += kq_query_one(q, x);
+			break;
+		}
+	}
+	return ret;
+}
+
+static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_ext_arg *a,
+		   bool compat)
+{
+	size_t esz = (a->ioc_flags & KEVENT_CTL_EXT) ? sizeof(struct ukevent_ext) :
+						       sizeof(struct ukevent);
+	unsigned int n = 0;
+	void __user *uarr;
+	void *buf;
+	long ret;
+	int uerr;
+
+	ret = kq_ctl_header(a, READ_ONCE(q->revision));
+	if (ret)
+		return ret;
 	uerr = kevent_uaddr(a->events, compat, &uarr);
 	mutex_lock(&q->ctl_mutex);
 	kq_reap(q);
@@ -686,42 +928,19 @@ static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_arg *a,
 	if (ret)
 		goto out_unlock;
 
-	buf = kevent_buf_alloc(a->num);
+	buf = kevent_buf_alloc(a->num * (esz / sizeof(struct ukevent)));
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	/* D9: the whole array is read before any entry takes effect. */
-	if (copy_from_user(buf, uarr, (size_t)a->num * sizeof(*buf))) {
+	/* D9, D60: the whole array is read before any entry takes effect. */
+	if (copy_from_user(buf, uarr, (size_t)a->num * esz)) {
 		ret = -EFAULT;
 		goto out_free;
 	}
-	switch (a->cmd) {
-	case KEVENT_CTL_ADD:
-		for (i = 0; i < a->num; i++) {
-			if (kq_add_one(q, &buf[i]))
-				buf[n++] = buf[i];	/* compact to the front */
-		}
-		ret = n;
-		break;
-	case KEVENT_CTL_REMOVE:
-		for (i = 0; i < a->num; i++)
-			kq_remove_one(q, &buf[i]);
-		n = a->num;
-		break;
-	case KEVENT_CTL_MODIFY:
-		for (i = 0; i < a->num; i++)
-			kq_modify_one(q, &buf[i]);
-		n = a->num;
-		break;
-	case KEVENT_CTL_READY:
-		for (i = 0; i < a->num; i++)
-			ret += kq_ready_one(q, &buf[i]);
-		n = a->num;
-		break;
-	}
+	ret = kq_ctl_entries(q, a->cmd, a->num, buf, esz, &n);
 	/* D9: registrations stay even when the write-back faults. */
-	if (n && copy_to_user(uarr, buf, (size_t)n * sizeof(*buf)))
+	if (n && copy_to_user(uarr, buf, (size_t)n * esz))
 		ret = -EFAULT;
 out_free:
 	kevent_buf_free(buf);
@@ -1050,6 +1269,9 @@ static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
 			list_add_tail(&k->rnode, &dead);
 			continue;
 		}
+		/* Revision 3: counts and values taken go back to the kevent. */
+		if (k->origin->undeliver)
+			k->origin->undeliver(k, &w->buf[i]);
 		if (k->flags & KEV_READY)
 			continue;
 		list_add(&k->rnode, &q->ready);
@@ -1247,6 +1469,11 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	info->ring_over = q->ring_over;
 	info->ring_faults = q->ring_faults;
 	mutex_unlock(&q->ctl_mutex);
+	/* D64: the revision-3 types and features, on revision-3 queues only. */
+	if (info->queue_revision >= 3) {
+		info->supported_types |= BIT(KEVENT_POSIX_TIMER) | BIT(KEVENT_USER);
+		info->features |= KEVENT_FEAT_POSIX_TIMER | KEVENT_FEAT_USER;
+	}
 }
 
 static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
@@ -1312,7 +1539,7 @@ static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 	size_t usize = _IOC_SIZE(cmd);
 	union {
 		struct kevent_info info;
-		struct kevent_ctl_arg ctl;
+		struct kevent_ctl_ext_arg ctl;	/* VER0 fields + D60's tail */
 		struct kevent_get_events_arg get;
 		struct kevent_set_abi set_abi;
 		struct kevent_fault fault;

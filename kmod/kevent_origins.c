@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kevent.ko origins: KEVENT_TIMER on hrtimers, KEVENT_POLL and KEVENT_SOCKET
- * through the watched file's ->poll() with our own wait-queue entries.
+ * through the watched file's ->poll() with our own wait-queue entries;
+ * revision 3: KEVENT_POSIX_TIMER on hrtimers of its clock and KEVENT_USER,
+ * which has no source.
  *
  * LOCKING
  *  - attach/modify/detach run with the queue's ctl_mutex held, in process
@@ -104,6 +106,163 @@ static const struct kevent_origin kevent_timer_origin = {
 	.attach = kevent_timer_attach,
 	.modify = kevent_timer_modify,
 	.detach = kevent_timer_detach,
+};
+
+/* ---- POSIX timer (revision 3: D58, D59, D61) ------------------------ */
+
+/*
+ * The expiry's grid index and hrtimer_forward's overrun count (how many
+ * grid points up to now the timer passed) go to the queue, which counts
+ * each point once (a dequeue may have counted some already: D58 counts up
+ * to the dequeue's own reading of the clock).  The hrtimer stays on the
+ * grid however late this runs.
+ */
+static enum hrtimer_restart kevent_ptimer_expired(struct hrtimer *t)
+{
+	struct kevent *k = container_of(t, struct kevent, ptimer.hrt);
+	u64 first_idx = kevent_ptimer_index(k, hrtimer_get_expires(t)) - 1;
+	u64 n = 1;
+
+	if (k->ptimer.interval)
+		n = hrtimer_forward(t, hrtimer_cb_get_time(t), ns_to_ktime(k->ptimer.interval));
+	if (kevent_ptimer_fire(k, first_idx, n) || !k->ptimer.interval)
+		return HRTIMER_NORESTART;
+	return HRTIMER_RESTART;
+}
+
+/* D48's timespec rules. */
+static bool kevent_ts_valid(const struct kevent_timespec *ts)
+{
+	return !ts->__pad && ts->tv_sec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
+}
+
+int kevent_ptimer_check(const struct kevent_timer_spec *ts)
+{
+	u64 iv;
+
+	if (ts->clock != KEVENT_CLOCK_REALTIME && ts->clock != KEVENT_CLOCK_MONOTONIC &&
+	    ts->clock != KEVENT_CLOCK_BOOTTIME)
+		return -EINVAL;
+	if ((ts->flags & ~KEVENT_TIMER_ABSTIME) || !kevent_ts_valid(&ts->value) ||
+	    !kevent_ts_valid(&ts->interval))
+		return -EINVAL;
+	iv = ktime_set(ts->interval.tv_sec, ts->interval.tv_nsec);
+	if (iv && iv < KEVENT_TIMER_MIN_INTERVAL_NS)
+		return -EINVAL;	/* D59: no budget against a finer timer */
+	return 0;
+}
+
+/*
+ * Arms k with a checked setting; its hrtimer is idle (new, or cancelled
+ * by the caller, who also dropped what was pending: D61).  The clock ids
+ * are Linux's own (D59).  hrtimer_init maps a relative CLOCK_REALTIME
+ * timer to CLOCK_MONOTONIC, so only an ABSTIME realtime grid moves when
+ * the clock is set (D58); the grid's origin is read from that same base.
+ */
+int kevent_ptimer_arm(struct kevent *k, const struct kevent_timer_spec *ts)
+{
+	bool abs = ts->flags & KEVENT_TIMER_ABSTIME;
+	ktime_t value = ktime_set(ts->value.tv_sec, ts->value.tv_nsec);
+
+	k->ptimer.spec = *ts;
+	hrtimer_init(&k->ptimer.hrt, ts->clock, abs ? HRTIMER_MODE_ABS : HRTIMER_MODE_REL);
+	k->ptimer.hrt.function = kevent_ptimer_expired;
+	k->ptimer.interval = ktime_set(ts->interval.tv_sec, ts->interval.tv_nsec);
+	k->ptimer.armed = value != 0;	/* D59: {0, 0} is disarmed */
+	if (!k->ptimer.armed)
+		return 0;
+	k->ptimer.first = abs ? value : ktime_add_safe(hrtimer_cb_get_time(&k->ptimer.hrt), value);
+	hrtimer_start(&k->ptimer.hrt, k->ptimer.first, HRTIMER_MODE_ABS);
+	return 0;
+}
+
+/* ADD: the setting was copied into k->ptimer.spec and checked. */
+static int kevent_ptimer_attach(struct kevent *k)
+{
+	if (!(k->uk.event & KEVENT_TIMER_FIRED))
+		return -EINVAL;
+	return kevent_ptimer_arm(k, &k->ptimer.spec);
+}
+
+/* A 40-byte MODIFY: event (checked by the queue) and req_flags only. */
+static int kevent_ptimer_modify(struct kevent *k)
+{
+	return 0;
+}
+
+static void kevent_ptimer_detach(struct kevent *k)
+{
+	hrtimer_cancel(&k->ptimer.hrt);
+}
+
+/* D58: the grid points passed up to now, each counted once, then cleared. */
+static void kevent_ptimer_deliver(struct kevent *k, struct ukevent *out)
+{
+	u64 n = kevent_ptimer_index(k, hrtimer_cb_get_time(&k->ptimer.hrt));
+
+	if (n > k->ptimer.seen) {
+		k->ptimer.pending += n - k->ptimer.seen;
+		k->ptimer.seen = n;
+	}
+	out->ret_data[0] = (u32)min_t(u64, k->ptimer.pending, U32_MAX);
+	out->ret_data[1] = 0;
+	k->ptimer.pending = 0;
+}
+
+static void kevent_ptimer_undeliver(struct kevent *k, const struct ukevent *out)
+{
+	k->ptimer.pending += out->ret_data[0];
+}
+
+static const struct kevent_origin kevent_ptimer_origin = {
+	.name = "posix_timer",
+	.attach = kevent_ptimer_attach,
+	.modify = kevent_ptimer_modify,
+	.detach = kevent_ptimer_detach,
+	.deliver = kevent_ptimer_deliver,
+	.undeliver = kevent_ptimer_undeliver,
+};
+
+/* ---- user events (revision 3: D62) ------------------------------------ */
+
+/* No source: only KEVENT_CTL_READY makes one ready (the queue merges). */
+static int kevent_user_attach(struct kevent *k)
+{
+	return 0;
+}
+
+static int kevent_user_modify(struct kevent *k)
+{
+	return 0;
+}
+
+static void kevent_user_detach(struct kevent *k)
+{
+}
+
+/* D62: delivery clears the merged value and count (kqueue's EV_CLEAR). */
+static void kevent_user_deliver(struct kevent *k, struct ukevent *out)
+{
+	k->uk.ret_data[0] = 0;
+	k->uk.ret_data[1] = 0;
+}
+
+/* Triggers that came while the result was away merge with it again. */
+static void kevent_user_undeliver(struct kevent *k, const struct ukevent *out)
+{
+	u64 n = (u64)k->uk.ret_data[1] + out->ret_data[1];
+
+	k->uk.ret_data[0] |= out->ret_data[0];
+	k->uk.ret_data[1] = (u32)min_t(u64, n, U32_MAX);
+}
+
+static const struct kevent_origin kevent_user_origin = {
+	.name = "user",
+	.attach = kevent_user_attach,
+	.modify = kevent_user_modify,
+	.detach = kevent_user_detach,
+	.deliver = kevent_user_deliver,
+	.undeliver = kevent_user_undeliver,
 };
 
 /* ---- poll and socket (A6, A8, D13, D14, B3) ------------------------ */
@@ -466,9 +625,13 @@ static const struct kevent_origin kevent_socket_origin = {
 	.level = kevent_fd_level,
 };
 
-const struct kevent_origin *kevent_origin_get(u32 type)
+const struct kevent_origin *kevent_origin_get(u32 type, u32 revision)
 {
 	switch (type) {
+	case KEVENT_POSIX_TIMER:
+		return revision >= 3 ? &kevent_ptimer_origin : NULL;
+	case KEVENT_USER:
+		return revision >= 3 ? &kevent_user_origin : NULL;
 	case KEVENT_TIMER:
 		return &kevent_timer_origin;
 	case KEVENT_POLL:

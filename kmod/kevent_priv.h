@@ -15,6 +15,7 @@
 #include <linux/wait.h>
 #include <linux/poll.h>
 #include <linux/atomic.h>
+#include <linux/math64.h>
 #include <linux/kevent.h>
 
 #define KEVENT_HASH_BITS	8	/* take13: 256 buckets on id.raw[0] */
@@ -24,7 +25,7 @@
  * Raised in the commit that implements a level, never by the header alone
  * (docs/abi-change.md 3).
  */
-#define KQ_REV_HIGHEST		2
+#define KQ_REV_HIGHEST		3
 
 /* kevent.flags, under queue->ready_lock */
 #define KEV_READY	0x1	/* on queue->ready */
@@ -59,6 +60,14 @@ struct kevent_origin {
 	 * the type takes no LEVEL (the entry fails -EINVAL).
 	 */
 	void (*level)(struct kevent *k);
+	/*
+	 * Revision 3 (D58, D62), ready_lock held, any context: fill what a
+	 * dequeue delivers (out is a copy of k->uk) and clear the pending
+	 * result; undeliver puts a delivered result back (a WAIT whose ring
+	 * write faulted, D41).  NULL: out is k->uk as it stands.
+	 */
+	void (*deliver)(struct kevent *k, struct ukevent *out);
+	void (*undeliver)(struct kevent *k, const struct ukevent *out);
 };
 
 
@@ -88,6 +97,22 @@ struct kevent {
 			bool stopped;		/* ONESHOT fired or BROKEN */
 			bool freed;		/* POLLFREE seen */
 		} poll;
+		/*
+		 * KEVENT_POSIX_TIMER (D58, D59): grid first + n * interval on
+		 * the hrtimer's own clock base (a relative CLOCK_REALTIME
+		 * setting runs on CLOCK_MONOTONIC, as Linux maps it).  seen
+		 * and pending under ready_lock; the rest under ctl_mutex, and
+		 * read by the callback only while the hrtimer is armed.
+		 */
+		struct {
+			struct hrtimer hrt;
+			struct kevent_timer_spec spec;	/* as set; clock for QUERY */
+			ktime_t first;			/* absolute, on the base */
+			u64 interval;			/* ns; 0: one expiry */
+			u64 seen;			/* grid points counted */
+			u64 pending;			/* counted, not delivered */
+			bool armed;
+		} ptimer;
 		void *priv;			/* inode: its struct kevent_imark */
 	};
 };
@@ -120,7 +145,30 @@ extern const struct file_operations kevent_fops;
  */
 bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1);
 
-const struct kevent_origin *kevent_origin_get(u32 type);
+/*
+ * The POSIX timer's callback: grid points first_idx .. first_idx + n - 1
+ * passed (hrtimer_forward's count); counted once each, then k fires.
+ */
+bool kevent_ptimer_fire(struct kevent *k, u64 first_idx, u64 n);
+
+/* Grid points of k's timer at or before now (ready_lock or ctl_mutex). */
+static inline u64 kevent_ptimer_index(const struct kevent *k, ktime_t now)
+{
+	const typeof(k->ptimer) *p = &k->ptimer;
+
+	if (!p->armed || ktime_before(now, p->first))
+		return 0;
+	if (!p->interval)
+		return 1;
+	return div64_u64(ktime_sub(now, p->first), p->interval) + 1;
+}
+
+/* The types a queue of this revision may register (A3, D51, D64). */
+const struct kevent_origin *kevent_origin_get(u32 type, u32 revision);
+
+/* D59: a valid setting, and what it arms (ADD, MODIFY with an EXT entry). */
+int kevent_ptimer_check(const struct kevent_timer_spec *ts);
+int kevent_ptimer_arm(struct kevent *k, const struct kevent_timer_spec *ts);
 /* design.md B3: fd kinds whose poll could wait on a client-run server. */
 bool kevent_file_refused(struct file *f);
 

@@ -19,8 +19,15 @@
  * a ring address above 4 GiB (rev2_compat_ring); and one check per other
  * revision-2 rule, so the module is covered before the client suite has
  * them (rev2_ready, rev2_ready_wake_latch, rev2_level, rev2_always_queue,
- * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Off the module
- * it exits 77: the client suite covers the daemon.
+ * rev2_enosys_rdhup, rev2_timespec, rev2_commit_refusals).  Revision 3:
+ * the CTL_EXT and per-entry refusals and whole-entry compaction
+ * (rev3_refusals), the POSIX timer's grid count bounded by the clock
+ * readings around ADD and GET_EVENTS (rev3_ptimer_count), QUERY, re-arm
+ * and disarm (rev3_ptimer_modify_query), an absolute expiry already past
+ * (rev3_ptimer_abs_past), clock_settime moving an ABSTIME realtime grid
+ * but not a relative one (rev3_ptimer_clock_set), and user events merged,
+ * cleared, triggered from a child, matched by type (rev3_user).  Off the
+ * module it exits 77: the client suite covers the daemon.
  *
  * Prints one "PASS|FAIL|SKIP <name> [reason]" line per test, then
  * "N passed, N failed, N skipped"; exit 0 only when nothing failed.
@@ -141,8 +148,12 @@ static int t_info(void)
 	CHECK(kinfo(fd, &i) == 0, "INFO: %s", strerror(errno));
 	close(fd);
 	CHECK(i.size == KEVENT_INFO_SIZE_VER2, "size %u", i.size);
-	CHECK(i.abi_revision == 2 && i.abi_lowest == 1,
-	      "revisions %u..%u: the module serves 1 and 2", i.abi_lowest, i.abi_revision);
+	CHECK(i.abi_revision == 3 && i.abi_lowest == 1,
+	      "revisions %u..%u: the module serves 1 to 3", i.abi_lowest, i.abi_revision);
+	CHECK(!(i.supported_types & (3u << KEVENT_POSIX_TIMER)) &&
+	      !(i.features & (KEVENT_FEAT_POSIX_TIMER | KEVENT_FEAT_USER)),
+	      "revision-3 types %#x or features %#x on a revision-1 queue (D64)",
+	      i.supported_types, i.features);
 	CHECK(i.features & KEVENT_FEAT_URING, "no KEVENT_FEAT_URING");
 	CHECK(i.queue_revision == 1, "a new queue is revision %u", i.queue_revision);
 	CHECK(i.ukevent_size == 40 && i.mukevent_size == 16, "record sizes");
@@ -181,10 +192,15 @@ static int t_dispatch(void)
 	      errno == EINVAL, "short CTL: %s", strerror(errno));
 	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 24), big) == 0,
 	      "zero tail CTL (num 0): %s", strerror(errno));
+	/* D60: the 24-byte CTL is KEVENT_IOC_CTL_EXT; __pad != 0 is EINVAL. */
 	big[20] = 1;
 	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 24), big) < 0 &&
-	      errno == E2BIG, "dirty tail CTL: %s", strerror(errno));
+	      errno == EINVAL, "CTL_EXT __pad: %s", strerror(errno));
 	big[20] = 0;
+	big[28] = 1;
+	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL, 32), big) < 0 &&
+	      errno == E2BIG, "dirty tail CTL: %s", strerror(errno));
+	big[28] = 0;
 	CHECK(ioctl(fd, _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_CTL,
 			     KEVENT_IOC_ARG_MAX + 8), big) < 0 && errno == E2BIG,
 	      "huge CTL: %s", strerror(errno));
@@ -893,7 +909,7 @@ static int t_set_abi(void)
 	struct ukevent uk[2];
 
 	/* The highest level the module serves, as t_info pins it. */
-	const unsigned int top = 2;
+	const unsigned int top = 3;
 
 	CHECK(set_abi(fd, top + 1, 0, 0) == -EINVAL, "bad revision");
 	CHECK(set_abi(fd, 1, 0x80, 0) == -EINVAL, "unknown flag");
@@ -1486,6 +1502,374 @@ static int t_rev2_compat(void)
 	return 0;
 }
 
+/* ---- revision 3 --------------------------------------------------- */
+
+static int kopen_rev(unsigned int rev)
+{
+	int fd = kopen();
+	struct kevent_set_abi a = { .revision = rev };
+
+	if (ioctl(fd, KEVENT_IOC_SET_ABI, &a) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static int ctlx(int fd, unsigned int cmd, unsigned int num, struct ukevent_ext *x,
+		unsigned int ioc_flags)
+{
+	struct kevent_ctl_ext_arg a = { .cmd = cmd, .num = num, .events = (uintptr_t)x,
+					.ioc_flags = ioc_flags };
+	int ret = ioctl(fd, KEVENT_IOC_CTL_EXT, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static struct ukevent_ext mkx(unsigned int type, uint32_t id0, uint32_t req,
+			      uint32_t cookie)
+{
+	struct ukevent_ext x;
+
+	memset(&x, 0, sizeof(x));
+	x.ev = mk(type, id0, type == KEVENT_POSIX_TIMER ? KEVENT_TIMER_FIRED : 0, req, cookie);
+	return x;
+}
+
+/* A POSIX timer entry: clock, flags, value and interval in ns. */
+static struct ukevent_ext mkpt(uint32_t id0, uint32_t req, uint32_t cookie, uint32_t clock,
+			       uint32_t flags, uint64_t value, uint64_t interval)
+{
+	struct ukevent_ext x = mkx(KEVENT_POSIX_TIMER, id0, req, cookie);
+
+	x.ext.timer.clock = clock;
+	x.ext.timer.flags = flags;
+	x.ext.timer.value.tv_sec = value / 1000000000ull;
+	x.ext.timer.value.tv_nsec = value % 1000000000ull;
+	x.ext.timer.interval.tv_sec = interval / 1000000000ull;
+	x.ext.timer.interval.tv_nsec = interval % 1000000000ull;
+	return x;
+}
+
+static int64_t ts_ns(const struct kevent_timespec *ts)
+{
+	return ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
+/* D60, D61, D64: whole-call and per-entry refusals, and where they apply. */
+static int t_rev3_refusals(void)
+{
+	int fd1 = kopen(), fd2 = kopen_rev(2), fd3 = kopen_rev(3);
+	struct ukevent_ext x[3];
+	struct kevent_ctl_ext_arg a = { .cmd = KEVENT_CTL_ADD, .num = 1 };
+	struct kevent_info i;
+	struct ukevent uk;
+
+	CHECK(fd2 >= 0 && fd3 >= 0, "SET_ABI(2), SET_ABI(3): %d %d", fd2, fd3);
+	CHECK(kinfo(fd3, &i) == 0 && i.queue_revision == 3 &&
+	      (i.supported_types & (3u << KEVENT_POSIX_TIMER)) == (3u << KEVENT_POSIX_TIMER) &&
+	      (i.features & (KEVENT_FEAT_POSIX_TIMER | KEVENT_FEAT_USER)) ==
+	      (KEVENT_FEAT_POSIX_TIMER | KEVENT_FEAT_USER),
+	      "rev-3 INFO: types %#x features %#x", i.supported_types, i.features);
+	x[0] = mkx(KEVENT_USER, 1, 0, 1);
+	a.events = (uintptr_t)x;
+	a.ioc_flags = KEVENT_CTL_EXT;
+	CHECK(ctlx(fd2, KEVENT_CTL_ADD, 1, x, KEVENT_CTL_EXT) == -EINVAL, "EXT on rev 2");
+	CHECK(ctlx(fd3, KEVENT_CTL_ADD, 1, x, 0x2) == -EINVAL, "unknown ioc_flags");
+	a.__pad = 1;
+	CHECK(ioctl(fd3, KEVENT_IOC_CTL_EXT, &a) < 0 && errno == EINVAL, "__pad");
+	CHECK(ctlx(fd2, KEVENT_CTL_QUERY, 0, x, 0) == -EINVAL, "cmd 4 on rev 2");
+	CHECK(ctlx(fd3, KEVENT_CTL_QUERY, 0, x, 0) == -EINVAL, "QUERY without EXT");
+	CHECK(ctlx(fd3, 5, 0, x, KEVENT_CTL_EXT) == -EINVAL, "cmd 5");
+	/* D64: types 8 and 9 as before they existed below revision 3. */
+	uk = mk(KEVENT_USER, 1, 0, 0, 1);
+	CHECK(ctl(fd1, KEVENT_CTL_ADD, 1, &uk) == 1 && (int)uk.ret_data[1] == -EINVAL,
+	      "USER on rev 1: %d", (int)uk.ret_data[1]);
+	uk = mk(KEVENT_POSIX_TIMER, 1, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd2, KEVENT_CTL_ADD, 1, &uk) == 1 && (int)uk.ret_data[1] == -ENOSYS,
+	      "POSIX_TIMER on rev 2: %d", (int)uk.ret_data[1]);
+	/* D58: a 40-byte POSIX timer entry has no setting. */
+	uk = mk(KEVENT_POSIX_TIMER, 1, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd3, KEVENT_CTL_ADD, 1, &uk) == 1 && (int)uk.ret_data[1] == -EINVAL,
+	      "40-byte POSIX_TIMER: %d", (int)uk.ret_data[1]);
+	/* Compaction moves whole 80-byte entries (D60). */
+	x[0] = mkx(KEVENT_USER, 1, 0, 10);
+	x[0].ext.__raw[4] = 7;		/* ext not zero: -EINVAL */
+	x[1] = mkx(KEVENT_USER, 2, 0, 11);
+	x[2] = mkpt(3, 0, 12, KEVENT_CLOCK_MONOTONIC, 0, 1000000000, 50000);
+	CHECK(ctlx(fd3, KEVENT_CTL_ADD, 3, x, KEVENT_CTL_EXT) == 2, "ADD two refused");
+	CHECK(x[0].ev.user[0] == 10 && (int)x[0].ev.ret_data[1] == -EINVAL &&
+	      x[0].ext.__raw[4] == 7, "entry 0 written back whole");
+	CHECK(x[1].ev.user[0] == 12 && (int)x[1].ev.ret_data[1] == -EINVAL &&
+	      x[1].ext.timer.interval.tv_nsec == 50000, "entry 2 moved whole: cookie %u",
+	      x[1].ev.user[0]);
+	x[0] = mkpt(3, 0, 12, 2, 0, 1000000000, 0);	/* CLOCK_PROCESS_CPUTIME_ID */
+	x[1] = mkpt(3, 0, 13, KEVENT_CLOCK_MONOTONIC, 0x2, 1000000000, 0);
+	x[2] = mkpt(3, KEVENT_REQ_LEVEL, 14, KEVENT_CLOCK_MONOTONIC, 0, 1000000000, 0);
+	CHECK(ctlx(fd3, KEVENT_CTL_ADD, 3, x, KEVENT_CTL_EXT) == 3, "bad clock, flag, LEVEL");
+	x[0] = mkpt(3, 0, 12, KEVENT_CLOCK_MONOTONIC, 0, 1000000000, 0);
+	x[0].ev.event = 0;
+	x[1] = mkpt(3, 0, 13, KEVENT_CLOCK_MONOTONIC, 0, 1000000000, 0);
+	x[1].ext.timer.value.tv_nsec = 1000000000;
+	x[2] = mkpt(3, 0, 14, KEVENT_CLOCK_MONOTONIC, 0, 0, KEVENT_TIMER_MIN_INTERVAL_NS);
+	CHECK(ctlx(fd3, KEVENT_CTL_ADD, 3, x, KEVENT_CTL_EXT) == 2 &&
+	      x[0].ev.user[0] == 12 && x[1].ev.user[0] == 13,
+	      "no FIRED, bad timespec refused; disarmed at the minimum interval accepted");
+	close(fd1);
+	close(fd2);
+	close(fd3);
+	return 0;
+}
+
+/*
+ * D58: the count is the grid points passed up to the dequeue's clock
+ * reading, so it lies between what the readings around ADD and around
+ * GET_EVENTS allow, and two deliveries add up to the grid's total.
+ */
+static int t_rev3_ptimer_count(void)
+{
+	const uint64_t iv = 10000000;	/* 10 ms */
+	int fd = kopen_rev(3);
+	struct ukevent_ext x = mkpt(1, 0, 1, KEVENT_CLOCK_MONOTONIC, 0, iv, iv);
+	struct ukevent out[2];
+	uint64_t a0, a1, g0, g1, lo, hi, total = 0;
+	int round;
+
+	CHECK(fd >= 0, "SET_ABI(3): %d", fd);
+	a0 = now_ns();
+	CHECK(ctlx(fd, KEVENT_CTL_ADD, 1, &x, KEVENT_CTL_EXT) == 0, "ADD");
+	a1 = now_ns();
+	for (round = 0; round < 2; round++) {
+		usleep(120000);
+		g0 = now_ns();
+		CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1, "one event");
+		g1 = now_ns();
+		CHECK(out[0].ret_flags == KEVENT_RET_DONE && out[0].ret_data[0] >= 1 &&
+		      out[0].ret_data[1] == 0, "result %#x {%u, %u}", out[0].ret_flags,
+		      out[0].ret_data[0], out[0].ret_data[1]);
+		total += out[0].ret_data[0];
+		lo = (g0 - (a1 + iv)) / iv + 1;
+		hi = (g1 - (a0 + iv)) / iv + 1;
+		CHECK(total >= lo && total <= hi, "round %d: %llu grid points, want %llu..%llu",
+		      round, (unsigned long long)total, (unsigned long long)lo,
+		      (unsigned long long)hi);
+	}
+	close(fd);
+	return 0;
+}
+
+/* D61: QUERY, re-arm, disarm; pending expiries go with a re-arm. */
+static int t_rev3_ptimer_modify(void)
+{
+	int fd = kopen_rev(3);
+	struct ukevent_ext x[2];
+	struct ukevent out[2];
+	int64_t left;
+
+	CHECK(fd >= 0, "SET_ABI(3): %d", fd);
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_BOOTTIME, 0, 0, 0);	/* disarmed */
+	x[1] = mkx(KEVENT_USER, 1, 0, 1);			/* same key but the type */
+	CHECK(ctlx(fd, KEVENT_CTL_ADD, 2, x, KEVENT_CTL_EXT) == 0, "ADD");
+	memset(&x[0].ext, 0xff, sizeof(x[0].ext));
+	x[1].ev.ret_data[1] = 5;
+	CHECK(ctlx(fd, KEVENT_CTL_QUERY, 2, x, KEVENT_CTL_EXT) == 2, "QUERY both");
+	CHECK(x[0].ev.ret_flags == KEVENT_RET_DONE && x[0].ext.timer.clock == KEVENT_CLOCK_BOOTTIME &&
+	      x[0].ext.timer.flags == 0 && ts_ns(&x[0].ext.timer.value) == 0 &&
+	      ts_ns(&x[0].ext.timer.interval) == 0 && x[0].ext.timer.value.__pad == 0,
+	      "disarmed QUERY");
+	CHECK(x[1].ev.ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN) &&
+	      (int)x[1].ev.ret_data[1] == -EINVAL, "QUERY of a user event");
+	x[0] = mkpt(1, 0, 2, KEVENT_CLOCK_BOOTTIME, 0, 0, 0);
+	x[0].ev.ret_data[1] = 9;
+	CHECK(ctlx(fd, KEVENT_CTL_QUERY, 1, x, KEVENT_CTL_EXT) == 0 &&
+	      x[0].ev.ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN) &&
+	      x[0].ev.ret_data[1] == 9, "QUERY miss (D38)");
+	/* Arm for an hour: time left in (0, 1 h]. */
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_BOOTTIME, 0, 3600000000000ull, 1000000000);
+	CHECK(ctlx(fd, KEVENT_CTL_MODIFY, 1, x, KEVENT_CTL_EXT) == 0 &&
+	      x[0].ev.ret_flags == KEVENT_RET_DONE, "MODIFY arm");
+	CHECK(ctlx(fd, KEVENT_CTL_QUERY, 1, x, KEVENT_CTL_EXT) == 1, "QUERY armed");
+	left = ts_ns(&x[0].ext.timer.value);
+	CHECK(left > 3500000000000ll && left <= 3600000000000ll &&
+	      ts_ns(&x[0].ext.timer.interval) == 1000000000 && x[0].ev.ret_data[0] == 0,
+	      "armed QUERY: left %lld", (long long)left);
+	/* One 1 ms expiry: counted by QUERY, kept; the one-shot is then disarmed. */
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_BOOTTIME, 0, 1000000, 0);
+	CHECK(ctlx(fd, KEVENT_CTL_MODIFY, 1, x, KEVENT_CTL_EXT) == 0, "MODIFY 1 ms");
+	usleep(50000);
+	CHECK(ctlx(fd, KEVENT_CTL_QUERY, 1, x, KEVENT_CTL_EXT) == 1 &&
+	      x[0].ev.ret_data[0] == 1 && ts_ns(&x[0].ext.timer.value) == 0,
+	      "QUERY after the expiry: %u, left %lld", x[0].ev.ret_data[0],
+	      (long long)ts_ns(&x[0].ext.timer.value));
+	CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1 && out[0].ret_data[0] == 1 &&
+	      out[0].user[0] == 1, "one expiry delivered");
+	/* Periodic 1 ms, then re-armed disarmed: what was pending is gone. */
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_MONOTONIC, 0, 1000000, 1000000);
+	CHECK(ctlx(fd, KEVENT_CTL_MODIFY, 1, x, KEVENT_CTL_EXT) == 0, "MODIFY periodic");
+	usleep(30000);
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_MONOTONIC, 0, 0, 0);
+	CHECK(ctlx(fd, KEVENT_CTL_MODIFY, 1, x, KEVENT_CTL_EXT) == 0, "MODIFY disarm");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 0, "pending expiries survived the disarm");
+	/* A 40-byte MODIFY replaces event and req_flags only; FIRED is required. */
+	out[0] = x[0].ev;
+	out[0].event = 0;
+	CHECK(ctl(fd, KEVENT_CTL_MODIFY, 1, out) == 0 && (int)out[0].ret_data[1] == -EINVAL,
+	      "MODIFY without FIRED");
+	close(fd);
+	return 0;
+}
+
+/* D58: an absolute expiry already past fires through the ready list. */
+static int t_rev3_ptimer_abs_past(void)
+{
+	int fd = kopen_rev(3);
+	struct ukevent_ext x = mkpt(1, KEVENT_REQ_ONESHOT, 1, KEVENT_CLOCK_MONOTONIC,
+				    KEVENT_TIMER_ABSTIME, 1, 0);
+	struct ukevent out[2];
+	struct kevent_info i;
+
+	CHECK(fd >= 0, "SET_ABI(3): %d", fd);
+	CHECK(ctlx(fd, KEVENT_CTL_ADD, 1, &x, KEVENT_CTL_EXT) == 0, "ADD answered it");
+	CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1 && out[0].ret_data[0] == 1,
+	      "past expiry: one grid point");
+	CHECK(kinfo(fd, &i) == 0 && i.queue_kevents == 0, "ONESHOT not freed");
+	close(fd);
+	return 0;
+}
+
+struct ptimer_jump {
+	int fd;
+	int ret;
+	struct ukevent out[4];
+};
+
+static void *ptimer_jump_get(void *arg)
+{
+	struct ptimer_jump *j = arg;
+
+	j->ret = getev(j->fd, 2, 4, 20000000000ull, j->out, 0);
+	return NULL;
+}
+
+/*
+ * D58: setting CLOCK_REALTIME forward fires an ABSTIME realtime timer with
+ * every grid point passed counted; a relative realtime timer (on
+ * CLOCK_MONOTONIC) does not move.
+ */
+static int t_rev3_ptimer_clock_set(void)
+{
+	struct ptimer_jump j = { .fd = kopen_rev(3), .ret = 1 };
+	struct ukevent_ext x[3];
+	struct timespec ts, t1;
+	struct kevent_info info;
+	pthread_t th;
+	uint64_t v, lo, hi, n = 0;
+	int i;
+
+	CHECK(j.fd >= 0, "SET_ABI(3): %d", j.fd);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v = (uint64_t)(ts.tv_sec + 3600) * 1000000000ull;
+	x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_REALTIME, KEVENT_TIMER_ABSTIME, v, 1000000000);
+	x[1] = mkpt(2, 0, 2, KEVENT_CLOCK_REALTIME, KEVENT_TIMER_ABSTIME, v, 0);
+	x[2] = mkpt(3, 0, 3, KEVENT_CLOCK_REALTIME, 0, 3600000000000ull, 0);
+	CHECK(ctlx(j.fd, KEVENT_CTL_ADD, 3, x, KEVENT_CTL_EXT) == 0, "ADD");
+	pthread_create(&th, NULL, ptimer_jump_get, &j);
+	for (i = 0; i < 5000; i++) {
+		kinfo(j.fd, &info);
+		if (info.queue_parked)
+			break;
+		usleep(1000);
+	}
+	ts.tv_sec += 7200;
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		x[0] = mkpt(1, 0, 1, KEVENT_CLOCK_REALTIME, 0, 1, 0);
+		x[1] = mkpt(2, 0, 2, KEVENT_CLOCK_REALTIME, 0, 1, 0);
+		ctlx(j.fd, KEVENT_CTL_MODIFY, 2, x, KEVENT_CTL_EXT);
+		pthread_join(th, NULL);
+		close(j.fd);
+		SKIP("clock_settime: %s", strerror(errno));
+	}
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	x[2] = mkpt(3, 0, 3, 0, 0, 0, 0);
+	ctlx(j.fd, KEVENT_CTL_QUERY, 1, &x[2], KEVENT_CTL_EXT);
+	t1.tv_sec -= 7200;
+	clock_settime(CLOCK_REALTIME, &t1);
+	CHECK(j.ret == 2, "GET_EVENTS after the clock jump: %d", j.ret);
+	for (i = 0; i < 2; i++) {
+		CHECK(j.out[i].user[0] != 3, "the relative realtime timer fired");
+		if (j.out[i].user[0] == 1)
+			n = j.out[i].ret_data[0];
+		else
+			CHECK(j.out[i].ret_data[0] == 1, "one-shot count %u", j.out[i].ret_data[0]);
+	}
+	/* 7200 s forward, the grid 3600 s ahead at 1 s: about 3601 points. */
+	lo = 3600 - 5;
+	hi = 3600 + 60;
+	CHECK(n >= lo && n <= hi, "periodic count %llu, want %llu..%llu", (unsigned long long)n,
+	      (unsigned long long)lo, (unsigned long long)hi);
+	CHECK(ts_ns(&x[2].ext.timer.value) > 3000000000000ll,
+	      "relative realtime timer moved: left %lld", (long long)ts_ns(&x[2].ext.timer.value));
+	close(j.fd);
+	return 0;
+}
+
+/* D62: triggers merge (OR, count) and delivery clears them. */
+static int t_rev3_user(void)
+{
+	int fd = kopen_rev(3);
+	struct ukevent_ext x[2];
+	struct ukevent uk[2], out[2];
+	pid_t pid;
+	int st;
+
+	CHECK(fd >= 0, "SET_ABI(3): %d", fd);
+	x[0] = mkx(KEVENT_USER, 7, 0, 1);
+	x[1] = mkpt(7, 0, 1, KEVENT_CLOCK_MONOTONIC, 0, 0, 0);	/* same id and cookie */
+	CHECK(ctlx(fd, KEVENT_CTL_ADD, 2, x, KEVENT_CTL_EXT) == 0, "ADD");
+	uk[0] = mk(KEVENT_USER, 7, 0x1, 0, 1);
+	uk[1] = mk(KEVENT_USER, 7, 0x4, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_READY, 1, &uk[0]) == 1, "READY 1");
+	CHECK(ctl(fd, KEVENT_CTL_READY, 1, &uk[1]) == 1, "READY 2");
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 1, "one event, the user one");
+	CHECK(out[0].type == KEVENT_USER && out[0].ret_flags == KEVENT_RET_DONE &&
+	      out[0].ret_data[0] == 0x5 && out[0].ret_data[1] == 2,
+	      "merged {%#x, %u}", out[0].ret_data[0], out[0].ret_data[1]);
+	CHECK(getev(fd, 0, 2, 0, out, 0) == 0, "delivered twice");
+	/* From a child process that holds the fd. */
+	pid = fork();
+	if (pid == 0) {
+		uk[0] = mk(KEVENT_USER, 7, 0x8, 0, 1);
+		_exit(ctl(fd, KEVENT_CTL_READY, 1, &uk[0]) == 1 ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0, "child READY");
+	CHECK(getev(fd, 1, 2, 5000000000ull, out, 0) == 1 && out[0].ret_data[0] == 0x8 &&
+	      out[0].ret_data[1] == 1, "after delivery: {%#x, %u}", out[0].ret_data[0],
+	      out[0].ret_data[1]);
+	/* D63: REMOVE by type takes the user event only. */
+	uk[0] = mk(KEVENT_USER, 7, 0, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, uk) == 0 && uk[0].ret_flags == KEVENT_RET_DONE,
+	      "REMOVE user");
+	uk[0] = mk(KEVENT_USER, 7, 0, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, uk) == 0 &&
+	      uk[0].ret_flags == (KEVENT_RET_DONE | KEVENT_RET_BROKEN), "REMOVE user again");
+	uk[0] = mk(KEVENT_POSIX_TIMER, 7, 0, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, uk) == 0 && uk[0].ret_flags == KEVENT_RET_DONE,
+	      "REMOVE timer");
+	close(fd);
+	/* D7 on revision 2: the type is not compared. */
+	fd = kopen_rev(2);
+	CHECK(fd >= 0, "SET_ABI(2): %d", fd);
+	uk[0] = mk(KEVENT_TIMER, 100000, KEVENT_TIMER_FIRED, 0, 1);
+	CHECK(ctl(fd, KEVENT_CTL_ADD, 1, uk) == 0, "ADD");
+	uk[0].type = KEVENT_POLL;
+	CHECK(ctl(fd, KEVENT_CTL_REMOVE, 1, uk) == 0 && uk[0].ret_flags == KEVENT_RET_DONE,
+	      "rev 2 REMOVE by id");
+	close(fd);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 static void run(const char *name, int (*fn)(void))
@@ -1748,6 +2132,12 @@ int main(int argc, char **argv)
 	run("rev2_enosys_rdhup", t_rev2_types_rdhup);
 	run("rev2_timespec", t_rev2_timespec);
 	run("rev2_commit_refusals", t_rev2_commit);
+	run("rev3_refusals", t_rev3_refusals);
+	run("rev3_ptimer_count", t_rev3_ptimer_count);
+	run("rev3_ptimer_modify_query", t_rev3_ptimer_modify);
+	run("rev3_ptimer_abs_past", t_rev3_ptimer_abs_past);
+	run("rev3_ptimer_clock_set", t_rev3_ptimer_clock_set);
+	run("rev3_user", t_rev3_user);
 	printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
 }
