@@ -10,8 +10,10 @@
  * a revision-3 queue is client-timer's __rev3 instances.
  *
  * The clock-set test (a CLOCK_REALTIME step moving an ABSTIME timer) sets
- * the machine's clock: it runs only with KEVENT_TEST_CLOCK_SET=1, which
- * only the guest boot of its own sets, and skips loudly everywhere else.
+ * the machine's clock: named clock_set_* as every such test, it runs only
+ * with KEVENT_TEST_CLOCK_SET=1, which only the guest boot of its own sets
+ * (tests/vm/README.md), skips loudly everywhere else, and puts the clock
+ * back before it checks anything.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -355,6 +357,13 @@ KTEST_REVS(rev3, ns_precision_against_timerfd, 3, KTEST_OPEN)
 	int kfd = kt_open(O_RDWR);
 	__u64 sched[PREC_N];
 
+	unsigned int budget = kt_backend_info()->limits[KEVENT_LIMIT_EXPIRIES].cap;
+
+	/* About 670 expiries a second: a smaller per-uid budget delays some by design (B7). */
+	if (budget && budget < 2000)
+		cr_skip_test("the daemon's expiry budget is %u a second (--max-expiries): it delays "
+			     "this test's ~670 a second on purpose, lateness is not the timers'",
+			     budget);
 	kt_require_room(KEVENT_LIMIT_TIMERS, PREC_N);
 	for (unsigned int r = 0; r < 2 * PREC_ROUNDS; r++) {
 		__u64 base = kt_now_ns() + 20000000ULL;
@@ -865,7 +874,7 @@ KTEST_REVS(rev3, key_without_type_below_revision_3, 1, 2)
  * timer nor a monotonic one.  Sets the clock: only with
  * KEVENT_TEST_CLOCK_SET=1 (the guest's boot of its own); restored after.
  */
-KTEST_REVS(rev3, realtime_step_moves_abstime_timer, 3, KTEST_OPEN)
+KTEST_REVS(rev3, clock_set_moves_abstime_timer, 3, KTEST_OPEN)
 {
 	const char *gate = getenv("KEVENT_TEST_CLOCK_SET");
 	const __u64 step = 3600 * NSEC;
