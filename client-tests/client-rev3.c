@@ -678,6 +678,23 @@ KTEST_REVS(rev3, ext_of_other_types_must_be_zero, 3, KTEST_OPEN)
 	close(kfd);
 }
 
+/* D62: a user event is never ready at ADD (ALWAYS_QUEUE: no effect); LEVEL fails the entry. */
+KTEST_REVS(rev3, user_add_flags, 3, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+
+	ext_add_einval(kfd, uevent(1, KEVENT_REQ_LEVEL, 1), "user event with KEVENT_REQ_LEVEL");
+	ext_add(kfd, uevent(2, KEVENT_REQ_ALWAYS_QUEUE, 2));
+	/* Through the 40-byte entry too: a user event needs no extension. */
+	struct ukevent plain = kt_uk(KEVENT_USER, 3, 0, 0xffffffffu, 0, 3);
+
+	kt_add_queued(kfd, plain);
+	cr_assert_eq(kt_queue_kevents(kfd), 2u);
+	cr_assert_eq(kt_queue_ready(kfd), 0u, "a user event ready without a trigger");
+	kt_assert_quiet(kfd, 50, "an untriggered user event");
+	close(kfd);
+}
+
 struct trig {
 	int kfd;
 	__u32 value;
