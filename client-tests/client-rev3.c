@@ -120,6 +120,7 @@ static struct ukevent_ext query(int kfd, struct ukevent_ext key, int want)
 {
 	key.ev.ret_flags = 0;
 	key.ev.ret_data[0] = key.ev.ret_data[1] = 0;
+	memset(&key.ext, 0, sizeof(key.ext));	/* an output for a timer, zero for the rest */
 	ext1(kfd, KEVENT_CTL_QUERY, &key, want);
 	return key;
 }
