@@ -376,6 +376,22 @@ int kt_ioctl(int fd, unsigned long req, void *arg)
 	return r < 0 ? -errno : r;
 }
 
+int kt_ctl_ext_raw(int kfd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr,
+		   unsigned int ioc_flags, unsigned int pad)
+{
+	struct kevent_ctl_ext_arg a = {
+		.cmd = cmd, .num = num, .events = (__u64)(uintptr_t)arr,
+		.ioc_flags = ioc_flags, .__pad = pad,
+	};
+
+	return kt_ioctl(kfd, KEVENT_IOC_CTL_EXT, &a);
+}
+
+int kt_ctl_ext(int kfd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr)
+{
+	return kt_ctl_ext_raw(kfd, cmd, num, arr, KEVENT_CTL_EXT, 0);
+}
+
 unsigned int kt_queue_kevents(int kfd)
 {
 	struct kevent_info info;

@@ -181,6 +181,14 @@ int kt_get(int kfd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
 	   struct ukevent *buf);
 /* The raw ioctl, -errno on failure. */
 int kt_ioctl(int fd, unsigned long req, void *arg);
+/*
+ * Revision 3 (abi.md D60): KEVENT_IOC_CTL_EXT with ioc_flags KEVENT_CTL_EXT,
+ * num entries of struct ukevent_ext; the ioctl's result or -errno.
+ * kt_ctl_ext_raw() passes ioc_flags and __pad as given, for the refusals.
+ */
+int kt_ctl_ext(int kfd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr);
+int kt_ctl_ext_raw(int kfd, unsigned int cmd, unsigned int num, struct ukevent_ext *arr,
+		   unsigned int ioc_flags, unsigned int pad);
 
 unsigned int kt_queue_kevents(int kfd);
 unsigned int kt_queue_ready(int kfd);
