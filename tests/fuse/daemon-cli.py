@@ -100,7 +100,7 @@ def command_line(exe, t):
     t.check('help', rc == 0 and out.startswith('Usage: ') and '--trace' in out
             and '--max-parked=N' in out and err == '', f'rc {rc}, stderr {err!r}')
     rc, out, err = run(exe, '--version')
-    t.check('version', rc == 0 and re.match(r'kevent-cuse \S+ \(kevent ABI revision \d+', out),
+    t.check('version', rc == 0 and re.match(r'kevent-cuse \S+ \(kevent ABI revisions \d+-\d+ served, header revision \d+', out),
             f'rc {rc}, {out!r}')
     for name, args, words in (
             ('unknown_option', ['--bogus'], ["unknown option '--bogus'", '--help']),
