@@ -687,6 +687,16 @@ static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
 	    (a->ioc_flags & KEVENT_GET_NONBLOCK) || q->nrdy >= a->min_nr)
 		return false;
 	a->timeout_ns = WAIT_CLAMP_NS;
+	if (a->ioc_flags & KEVENT_GET_TIMESPEC) {
+		/* D48: the device reads timeout_ts then, and timeout_ns must stay 0 */
+		struct kevent_timespec ts = { 0, (__u32)WAIT_CLAMP_NS, 0 };
+		__u32 relative = 0;
+
+		memcpy(arg + offsetof(struct kevent_get_events_arg, timeout_ts), &ts, sizeof(ts));
+		memcpy(arg + offsetof(struct kevent_get_events_arg, flags), &relative,
+		       sizeof(relative));
+		return true;
+	}
 	memcpy(arg + offsetof(struct kevent_get_events_arg, timeout_ns), &a->timeout_ns,
 	       sizeof(a->timeout_ns));
 	return true;
