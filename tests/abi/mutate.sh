@@ -18,7 +18,9 @@ i=0
 printf '%s\n' "$mutations" | while IFS= read -r m; do
 	i=$((i + 1))
 	sed "$m" "$src/include/uapi/linux/kevent.h" > "$tmp/linux/kevent.h"
-	if cmp -s "$tmp/linux/kevent.h" "$src/include/uapi/linux/kevent.h"; then
+	if [ "$m" = 's/ __attribute__((aligned(8)))//' ] && [ "$cflags" != -m32 ]; then
+		echo "ok $i # SKIP mutation $i (alignment) is visible only to a -m32 build, and this build has none"
+	elif cmp -s "$tmp/linux/kevent.h" "$src/include/uapi/linux/kevent.h"; then
 		echo "not ok $i - mutation $i did not apply: $m"
 	elif "$cc" $cflags -std=c11 -I"$tmp" -c "$src/tests/abi/layout.c" -o "$tmp/l.o" 2>/dev/null; then
 		echo "not ok $i - mutation $i still builds: $m"
