@@ -727,15 +727,21 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 	return 0;
 }
 
+/* Takes k off the ready list if it is there (q->lock held). */
+static void unready_locked(struct kqueue *q, struct kitem *k)
+{
+	if (!(k->flags & KITEM_READY))
+		return;
+	q->rslots[k->rpos & (q->rcap - 1)] = NULL;
+	k->flags &= ~KITEM_READY;
+	q->ready_num--;
+	atomic_fetch_sub(&q->core->n_ready, 1);
+}
+
 static void kitem_unready(struct kqueue *q, struct kitem *k)
 {
 	pthread_mutex_lock(&q->lock);
-	if (k->flags & KITEM_READY) {
-		q->rslots[k->rpos & (q->rcap - 1)] = NULL;
-		k->flags &= ~KITEM_READY;
-		q->ready_num--;
-		atomic_fetch_sub(&q->core->n_ready, 1);
-	}
+	unready_locked(q, k);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -951,12 +957,7 @@ static void modify_rearm(struct kqueue *q, struct kitem *k, const struct ukevent
 {
 	pthread_mutex_lock(&q->lock);
 	grid_set(q, k, &e->ext.timer);
-	if (k->flags & KITEM_READY) {
-		q->rslots[k->rpos & (q->rcap - 1)] = NULL;
-		k->flags &= ~KITEM_READY;
-		q->ready_num--;
-		atomic_fetch_sub(&q->core->n_ready, 1);
-	}
+	unready_locked(q, k);
 	pthread_mutex_unlock(&q->lock);
 }
 
