@@ -59,6 +59,7 @@ case $cmd in
 start)
 	rm -rf "$out/guest"
 	mkdir -p "$out/guest"
+	echo "$ko" >"$out/guest/ko"
 	rmmod "$mod" || exit 1
 	echo 0 >"$T/tracing_on"
 	echo nop >"$T/current_tracer"
