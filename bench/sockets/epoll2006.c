@@ -147,20 +147,25 @@ static double run_epoll(double seconds, int et)
 	return (double)events / (end - t0);
 }
 
-/* The kevent the reader watches on pair i. */
-static void socket_kevent(struct ukevent *uk, __u32 type, int i)
+/* ADD the kevent the reader watches on every pair (cookie: the pair's index). */
+static int add_sockets(int fd, __u32 type)
 {
-	memset(uk, 0, sizeof(*uk));
-	uk->type = type;
-	uk->event = type == KEVENT_SOCKET ? KEVENT_SOCKET_RECV : KEVENT_POLL_POLLIN;
-	uk->id.raw[0] = (__u32)sv[i][0];
-	uk->user[0] = (__u32)i;
+	static struct ukevent uk[MAX_N];
+
+	for (int i = 0; i < npairs; i++) {
+		memset(&uk[i], 0, sizeof(uk[i]));
+		uk[i].type = type;
+		uk[i].event = type == KEVENT_SOCKET ? KEVENT_SOCKET_RECV : KEVENT_POLL_POLLIN;
+		uk[i].id.raw[0] = (__u32)sv[i][0];
+		uk[i].user[0] = (__u32)i;
+	}
+	return kevent_ctl(fd, KEVENT_CTL_ADD, (unsigned int)npairs, uk) < 0 ? -errno : 0;
 }
 
 /* A fresh queue per run (as epoll gets a fresh epoll fd): ADD all, drain, close. */
 static double run_kevent(const char *dev, double seconds, __u32 type)
 {
-	static struct ukevent uk[MAX_N], out[BATCH];
+	static struct ukevent out[BATCH];
 	unsigned long long events = 0;
 	int fd = open(dev, O_RDWR | O_CLOEXEC), n;
 	double t0, end, c0;
@@ -168,10 +173,8 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 
 	if (fd < 0)
 		return -errno;
-	for (int i = 0; i < npairs; i++)
-		socket_kevent(&uk[i], type, i);
-	if (kevent_ctl(fd, KEVENT_CTL_ADD, (unsigned int)npairs, uk) < 0) {
-		n = -errno;
+	n = add_sockets(fd, type);
+	if (n < 0) {
 		close(fd);
 		return n;
 	}
@@ -199,7 +202,6 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
  */
 static double run_ring(double seconds, __u32 type)
 {
-	static struct ukevent uk[MAX_N];
 	static struct kevent_uring *ring;
 	const struct timespec tmo = { .tv_nsec = 100000000 };
 	unsigned long long events = 0;
@@ -214,10 +216,8 @@ static double run_ring(double seconds, __u32 type)
 	fd = kevent_init(ring, RING_SLOTS, 0);
 	if (fd < 0)
 		return -errno;
-	for (int i = 0; i < npairs; i++)
-		socket_kevent(&uk[i], type, i);
-	if (kevent_ctl(fd, KEVENT_CTL_ADD, (unsigned int)npairs, uk) < 0) {
-		n = -errno;
+	n = add_sockets(fd, type);
+	if (n < 0) {
 		close(fd);
 		return n;
 	}
