@@ -263,6 +263,30 @@ KTEST_REVS(rev3, each_clock_fires, 3, KTEST_OPEN)
 	close(kfd);
 }
 
+/*
+ * D58, D49: a POSIX timer made ready by READY before any grid point passed
+ * is delivered with count 0 (the daemon's core said 1, the module 0: found
+ * by the lockstep fuzzer, corpus/lockstep-ptimer-ready-count-0); it stays
+ * armed, and its first expiry is still to come.
+ */
+KTEST_REVS(rev3, ready_before_expiry_delivers_count_0, 3, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent_ext e = ptimer(7, KEVENT_CLOCK_MONOTONIC, 0, 3600 * NSEC, 0, 0, 70), q;
+	struct ukevent uk = e.ev, ev;
+
+	ext_add(kfd, e);
+	kt_ctl1(kfd, KEVENT_CTL_READY, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "READY ret_flags %#x", uk.ret_flags);
+	ev = kt_get_one(kfd, "a POSIX timer made ready by READY");
+	check_fired(ev, 70, 0, "READY before any expiry");
+	cr_assert_eq(ev.ret_data[0], 0u, "count %u before any grid point, want 0", ev.ret_data[0]);
+	q = query(kfd, e, 1);
+	cr_assert_eq(q.ev.ret_data[0], 0u, "QUERY: %u pending", q.ev.ret_data[0]);
+	cr_assert_gt(kts_ns(q.ext.timer.value), 3000 * NSEC, "still armed for about 1 h");
+	close(kfd);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;

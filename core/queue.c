@@ -550,11 +550,14 @@ static __u64 grid_passed(const struct kgrid *g, __u64 now)
 	return p > g->fired ? p : g->fired;
 }
 
-/* D58: the delivered count, up to the dequeue's clock reading (q->lock held). */
+/*
+ * D58: the delivered count, up to the dequeue's clock reading (q->lock
+ * held).  An expiry made it ready: at least 1; READY alone (D49): 0.
+ */
 static __u32 grid_take(struct kqueue *q, struct kitem *k)
 {
 	struct kgrid *g = &k->grid;
-	__u64 p = grid_passed(g, kcore_clock(q->core, g->mclock)), n = 1;
+	__u64 p = grid_passed(g, kcore_clock(q->core, g->mclock)), n = 0;
 
 	g->taken = g->next;
 	if (p > g->next) {

@@ -825,6 +825,107 @@ static void seed_rev3(void)
 	emit("rev3");
 }
 
+/* Raw bytes into the arena (RAW). */
+static void raw_bytes(unsigned int off, unsigned int len, const unsigned char *bytes)
+{
+	b1(KF_OP_RAW);
+	bn(off, 4);
+	bn(len, 2);
+	for (unsigned int i = 0; i < len; i++)
+		b1(bytes[i]);
+}
+
+/* An 80-byte entry at off: the compact entry, then ext.timer (D59). */
+static void poke_ext(unsigned int off, const struct ent *e, unsigned int clock,
+		     unsigned int flags, unsigned int vsec, unsigned int vnsec,
+		     unsigned int isec, unsigned int insec)
+{
+	unsigned int w[10] = { clock, flags, vsec, 0, vnsec, 0, isec, 0, insec, 0 };
+	unsigned char b[40];
+
+	poke(off, 1, e);
+	le32s(b, w, 10);
+	raw_bytes(off + UKSZ, 40, b);
+}
+
+/*
+ * Revision 3 through a device (the lockstep fuzzer, LK_PTIMER): POSIX
+ * timers, long and short (an odd id.raw[1] on an array's last entry),
+ * relative and ABSTIME on each clock, counted, queried, re-armed, disarmed,
+ * made ready by READY (count 0), a ONESHOT one freed at delivery; user
+ * events triggered and merged; all of them through the revision-2 ring
+ * (4 slots at 8192) and GET_EVENTS.  In process no POSIX timer has an
+ * origin: the same calls answer ENOSYS per entry there.
+ */
+static void seed_rev3_timers(void)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+	const struct ent u1 = { .id0 = 1, .type = KEVENT_USER, .c0 = 5 };
+	const struct ent p2 = { .id0 = 2, .type = KEVENT_POSIX_TIMER, .ev = KEVENT_TIMER_FIRED,
+				.c0 = 2 };
+	const struct ent p1 = { .id0 = 1, .id1 = 1, .type = KEVENT_POSIX_TIMER,
+				.ev = KEVENT_TIMER_FIRED, .c0 = 1 };
+	const struct ent p3 = { .id0 = 3, .id1 = 1, .type = KEVENT_POSIX_TIMER,
+				.fl = KF_E_ONESHOT, .ev = KEVENT_TIMER_FIRED, .c0 = 3 };
+	struct ent t;
+
+	le32s(ring, init, 4);
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(0, 3, 0, 0, 0, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	ioctl_bytes(0, KEVENT_IOC_RING_INIT, 16, ring);
+	/* a user event, a long periodic timer, a short one-expiry timer (last) */
+	poke_ext(0, &u1, 0, 0, 0, 0, 0, 0);
+	poke_ext(80, &p2, KEVENT_CLOCK_MONOTONIC, 0, 1, 0, 1, 0);
+	poke_ext(160, &p1, KEVENT_CLOCK_REALTIME, 0, 0, 1000, 0, 0);
+	ctl_ext(0, KEVENT_CTL_ADD, 3, 0);		/* 0: none answered */
+	ctl_ext(0, KEVENT_CTL_QUERY, 3, 0);		/* 3: EINVAL, 1 h left, spent with 1 */
+	t = u1;
+	t.ev = 0x5;
+	poke(2000, 1, &t);
+	ctl(0, KEVENT_CTL_READY, 1, 2000);		/* trigger 0x5 */
+	t.ev = 0x30;
+	poke(2000, 1, &t);
+	ctl(0, KEVENT_CTL_READY, 1, 2000);		/* merges: 0x35, 2 */
+	poke(2000, 1, &p2);
+	ctl(0, KEVENT_CTL_READY, 1, 2000);		/* the long timer: count 0 */
+	info(0, 0, 192, 0);
+	wait_ring(0, 8, 0);				/* p1 {1, 0}, u1 {0x35, 2}, p2 {0, 0} */
+	commit_ring(0, 3, 0);
+	/* re-arm p1: ABSTIME on REALTIME, short; bad settings fail their entry */
+	poke_ext(0, &p2, 5, 0, 1, 0, 0, 0);			/* clock 5: EINVAL */
+	poke_ext(80, &p2, KEVENT_CLOCK_MONOTONIC, 0, 1, 0, 0, 50000);	/* 50 us: EINVAL */
+	poke_ext(160, &p1, KEVENT_CLOCK_REALTIME, KEVENT_TIMER_ABSTIME, 1, 0, 0, 0);
+	ctl_ext(0, KEVENT_CTL_MODIFY, 3, 0);
+	ctl_ext(0, KEVENT_CTL_QUERY, 3, 0);		/* p2 still 1 h, p1 spent with 1 */
+	get(0, 0, 4, 400);				/* p1 {1, 0} */
+	wait_ring(0, 8, 3);				/* nothing */
+	/* a 40-byte MODIFY of a POSIX timer: event without FIRED fails */
+	t = p2;
+	t.ev = 0;
+	poke(2000, 1, &t);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 2000);
+	/* disarm p2 by an EXT MODIFY, then query it */
+	poke_ext(0, &p2, KEVENT_CLOCK_BOOTTIME, 0, 0, 0, 1, 0);
+	ctl_ext(0, KEVENT_CTL_MODIFY, 1, 0);
+	ctl_ext(0, KEVENT_CTL_QUERY, 1, 0);		/* {0, 0} left, 1 h interval */
+	/* a ONESHOT ABSTIME BOOTTIME timer on q1, freed at its delivery */
+	poke_ext(240, &p3, KEVENT_CLOCK_BOOTTIME, KEVENT_TIMER_ABSTIME, 1, 0, 0, 0);
+	ctl_ext(1, KEVENT_CTL_ADD, 1, 240);
+	info(1, 0, 192, 0);
+	get(1, 0, 4, 400);				/* p3 {1, 0} */
+	ctl_ext(1, KEVENT_CTL_QUERY, 1, 240);		/* gone: D38 */
+	poke(2000, 1, &u1);
+	ctl(0, KEVENT_CTL_REMOVE, 1, 2000);
+	info(0, 0, 192, 0);
+	close_q(0);
+	close_q(1);
+	emit("rev3-timers");
+}
+
 static void seed_setabi(void)
 {
 	struct ent e[2];
@@ -1220,6 +1321,7 @@ int main(int argc, char **argv)
 	seed_rev2_ring();
 	seed_inode();
 	seed_rev3();
+	seed_rev3_timers();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

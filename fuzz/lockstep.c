@@ -52,6 +52,10 @@
 #define TIMER_PERIOD_MS	3600000u		/* never expires within a program */
 #define TIMER_SHORT_MS	2u			/* ONESHOT: the fuzzer waits past it */
 #define TIMER_WILDCARD	0xfffffff1u		/* model's ret_data[0]: the window decides */
+#define PTIMER_SHORT_NS	2000000ull		/* a POSIX timer the fuzzer waits past */
+#define PTIMER_LONG_S	3600			/* never expires within a program */
+#define PTIMER_SOON_NS	1000000000ull		/* a deadline closer than this: a short one */
+#define EXTSZ		sizeof(struct ukevent_ext)
 #define NWIN		64
 #define WAIT_CLAMP_NS	1000000ull		/* a would-be-parked GET waits 1 ms */
 #define SETTLE_MS	5000			/* fuse's release is asynchronous */
@@ -87,7 +91,7 @@ enum lk_rule_id {
 	LK_URING_ADDR,		/* RING_INIT's ring: an address in the arena */
 	LK_WAIT_BLOCKS,		/* a WAIT that would block: not run */
 	LK_RAW_ADDR,		/* a raw CTL/GET struct's address: an arena offset */
-	LK_REV3,		/* SET_ABI(3) is sent as SET_ABI(2): revision 3 not run yet */
+	LK_PTIMER,		/* POSIX timer settings mapped; QUERY's time left: a window */
 	LK_NR
 };
 
@@ -154,9 +158,14 @@ static const struct lk_rule {
 	[LK_RETRY_CTL_FAULT] = { "retry path: a CTL whose array faults never reaches the "
 				 "daemon, so SET_ABI still answers", "abi.md section 9 (retry "
 				 "path), O2" },
-	[LK_REV3] = { "SET_ABI(3) is sent as SET_ABI(2): POSIX timers "
-		      "and 80-byte entries are not mapped onto this process's sources yet",
-		      "abi.md D58-D64 (the in-process model runs them: fuzz/corpus-replay)" },
+	[LK_PTIMER] = { "POSIX timers (ADD, EXT MODIFY): a valid armed setting becomes 1 h, or "
+			"2 ms for an odd id.raw[1] on the last entry of an array without a short "
+			"TIMER (so its expiry comes after every other effect of the call), "
+			"relative or ABSTIME on its clock from the time of the call; a nonzero "
+			"interval 1 h. The fuzzer waits past a 2 ms deadline after the CTL, then the "
+			"barrier; the count (ret_data[0]) is compared exactly, QUERY's time left "
+			"within the arming call's clock readings (+ interval) minus the QUERY's",
+			"abi.md D58, D59, D61" },
 };
 
 /* ---- sources: what FIRE and BREAK act on ---- */
@@ -339,6 +348,8 @@ static int fire_src;
 
 static __u32 fire_bits(void *ctx, const struct ukevent *uk)
 {
+	if (uk->type != KEVENT_POLL && uk->type != KEVENT_SOCKET && uk->type != KEVENT_INODE)
+		return 0;	/* timers and user events hear no source */
 	if (uk->type == KEVENT_INODE || fire_src < 0)
 		return uk->type == KEVENT_INODE && fire_src < 0 &&
 		       uk->id.raw[0] == (__u32)ino.dirfd ? uk->event & ino.bit : 0;
@@ -366,7 +377,7 @@ static struct {
 	unsigned char *arena;
 	struct lk_q q[KF_NQ];
 	unsigned char arg[ARGMAX + 64] __attribute__((aligned(64)));
-	unsigned char ctl_copy[KEVENT_MAX_EVENTS * sizeof(struct ukevent)];
+	unsigned char ctl_copy[KF_ARENA];
 	bool drain;			/* KEVENT_IOC_DRAIN answers */
 	bool verbose, keep_going, trace;	/* trace: LOCKSTEP_TRACE set */
 	unsigned int step, op;
@@ -377,7 +388,7 @@ static struct {
 	/* figures */
 	unsigned long programs, ops, diffs, ioctls, fires;
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
-	unsigned long entry_outcome[8][4][64];	/* type x ret_flags x -errno */
+	unsigned long entry_outcome[KEVENT_MAX + 1][4][64];	/* type x ret_flags x -errno */
 } L;
 
 /*
@@ -425,10 +436,15 @@ static bool is_stamp(size_t i)
 	return stamp_map[i / 8] & (1u << (i % 8));
 }
 
+static void mark_stamps(size_t off, size_t len)
+{
+	for (size_t i = off; i < off + len && i < KF_ARENA; i++)
+		stamp_map[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
 static void mark_stamp(size_t off)
 {
-	for (size_t i = off; i < off + 4 && i < KF_ARENA; i++)
-		stamp_map[i / 8] |= (uint8_t)(1u << (i % 8));
+	mark_stamps(off, 4);
 }
 
 static void rec(unsigned int kind, unsigned int what, long long val)
@@ -697,17 +713,17 @@ static unsigned int bucket(int ret)
 	return ret == 0 ? 49 : ret == 1 ? 50 : ret < 16 ? 51 : ret < 256 ? 52 : 53;
 }
 
-static void note_entries(__u64 uaddr, unsigned int n)
+static void note_entries(__u64 uaddr, unsigned int n, size_t esz)
 {
 	__u64 off = uaddr - (__u64)(uintptr_t)L.arena;
 
-	if (uaddr < (__u64)(uintptr_t)L.arena || off > KF_ARENA || (__u64)n * UKSZ > KF_ARENA - off)
+	if (uaddr < (__u64)(uintptr_t)L.arena || off > KF_ARENA || (__u64)n * esz > KF_ARENA - off)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
-		const struct ukevent *uk = (const void *)(L.arena + off + i * UKSZ);
+		const struct ukevent *uk = (const void *)(L.arena + off + i * esz);
 		int err = (int)uk->ret_data[1];
 
-		L.entry_outcome[uk->type < 8 ? uk->type : 7][uk->ret_flags & 3]
+		L.entry_outcome[uk->type < KEVENT_MAX ? uk->type : KEVENT_MAX][uk->ret_flags & 3]
 			[(uk->ret_flags & KEVENT_RET_BROKEN) && err < 0 && err > -63 ? -err : 0]++;
 	}
 }
@@ -791,20 +807,90 @@ static void put_both(void *ctx, size_t off, const void *from, size_t len)
 	m_poke(&L.m, off, from, len);
 }
 
-/* Maps the entries a CTL will read onto our sources, in both memories. */
-static void map_array(__u64 uaddr, __u32 num)
+/* A clock's reading in ns; KEVENT_CLOCK_* are Linux's clock ids (D59). */
+static __u64 clk_ns(__u32 clock)
+{
+	struct timespec ts;
+
+	clock_gettime((clockid_t)clock, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static __u64 ts_ns(const struct kevent_timespec *t)
+{
+	return (__u64)t->tv_sec * 1000000000ull + t->tv_nsec;
+}
+
+static struct kevent_timespec ns_ts(__u64 ns)
+{
+	return (struct kevent_timespec){ .tv_sec = (__s64)(ns / 1000000000ull),
+					 .tv_nsec = (__u32)(ns % 1000000000ull) };
+}
+
+/* The three clocks of D59, read together around a call. */
+struct clk {
+	__u64 ns[KEVENT_CLOCK_BOOTTIME + 1];
+};
+
+static void clk_read(struct clk *c)
+{
+	c->ns[KEVENT_CLOCK_REALTIME] = clk_ns(KEVENT_CLOCK_REALTIME);
+	c->ns[KEVENT_CLOCK_MONOTONIC] = clk_ns(KEVENT_CLOCK_MONOTONIC);
+	c->ns[KEVENT_CLOCK_BOOTTIME] = clk_ns(KEVENT_CLOCK_BOOTTIME);
+}
+
+/*
+ * LK_PTIMER: a POSIX timer's valid setting made deterministic.  A refused
+ * one stays (its entry fails the same way on every backend); an ABSTIME
+ * value is a time of this run, so cross-backend mode does not hash it.
+ */
+static void map_ptimer(struct ukevent_ext *e, bool may_be_short, size_t off)
+{
+	struct kevent_timer_spec *t = &e->ext.timer;
+	__u64 ns;
+
+	if (m3_spec_refused(t))
+		return;
+	if (t->interval.tv_sec || t->interval.tv_nsec)
+		t->interval = (struct kevent_timespec){ .tv_sec = PTIMER_LONG_S };
+	if (!t->value.tv_sec && !t->value.tv_nsec)
+		return;		/* disarmed (D59) */
+	ns = may_be_short && (e->ev.id.raw[1] & 1) ? PTIMER_SHORT_NS :
+	     PTIMER_LONG_S * 1000000000ull;
+	if (t->flags & KEVENT_TIMER_ABSTIME) {
+		ns += clk_ns(t->clock);
+		mark_stamps(off + offsetof(struct ukevent_ext, ext.timer.value),
+			    sizeof(t->value));
+	}
+	t->value = ns_ts(ns);
+}
+
+/*
+ * Maps the entries a CTL will read onto our sources, in both memories.
+ * Only the last entry of an ADD or MODIFY may arm a short POSIX timer, and
+ * not beside a short TIMER: its expiry then follows every other effect of
+ * the call, whichever backend and however slow (LK_PTIMER).
+ */
+static void map_array(__u64 uaddr, __u32 num, __u32 cmd, bool ext)
 {
 	__u64 base = (__u64)(uintptr_t)L.arena, off = uaddr - base;
+	size_t esz = ext ? EXTSZ : UKSZ;
+	bool short_timer = false;
 
-	if (uaddr < base || off > KF_ARENA || (__u64)num * UKSZ > KF_ARENA - off)
+	if (uaddr < base || off > KF_ARENA || (__u64)num * esz > KF_ARENA - off)
 		return;
 	for (__u32 i = 0; i < num; i++) {
-		struct ukevent uk;
+		struct ukevent_ext e;
+		size_t at = (size_t)(off + i * esz);
 
-		memcpy(&uk, L.arena + off + i * UKSZ, UKSZ);
-		map_entry(&uk);
-		if (memcmp(&uk, L.arena + off + i * UKSZ, UKSZ))
-			put_both(NULL, (size_t)(off + i * UKSZ), &uk, UKSZ);
+		memcpy(&e, L.arena + at, esz);
+		map_entry(&e.ev);
+		short_timer |= is_short_timer(&e.ev);
+		if (ext && e.ev.type == KEVENT_POSIX_TIMER &&
+		    (cmd == KEVENT_CTL_ADD || cmd == KEVENT_CTL_MODIFY))
+			map_ptimer(&e, i == num - 1 && !short_timer, at);
+		if (memcmp(&e, L.arena + at, esz))
+			put_both(NULL, at, &e, esz);
 	}
 }
 
@@ -952,36 +1038,112 @@ static __u32 ms32(void)
 	return (__u32)((__u64)ts.tv_sec * 1000u + (__u64)ts.tv_nsec / 1000000u);
 }
 
+static size_t ctl_esz(const struct margs *ma)
+{
+	return ma->a.ctl.ioc_flags & KEVENT_CTL_EXT ? EXTSZ : UKSZ;	/* D60 */
+}
+
 /* Short timers in a CTL array about to be run: how many. */
 static unsigned int short_timers_in(const struct margs *ma)
 {
 	__u64 base = (__u64)(uintptr_t)L.arena, off = ma->a.ctl.events - base;
+	size_t esz = ctl_esz(ma);
 	unsigned int n = 0;
 
 	if (ma->nr != KEVENT_IOC_NR_CTL || ma->a.ctl.cmd == KEVENT_CTL_REMOVE ||
-	    ma->a.ctl.events < base || off > KF_ARENA ||
-	    (__u64)ma->a.ctl.num * UKSZ > KF_ARENA - off)
+	    ma->a.ctl.cmd == KEVENT_CTL_QUERY || ma->a.ctl.events < base || off > KF_ARENA ||
+	    (__u64)ma->a.ctl.num * esz > KF_ARENA - off)
 		return 0;
 	for (__u32 i = 0; i < ma->a.ctl.num; i++)
-		n += is_short_timer((const void *)(L.arena + off + i * UKSZ));
+		n += is_short_timer((const void *)(L.arena + off + i * esz));
 	return n;
 }
 
 /* A9 windows for the short timers this CTL arms: before the call's effects. */
 static void arm_windows(const struct margs *ma, __u32 before, __u32 after)
 {
-	const struct ukevent *uks = (const void *)L.ctl_copy;	/* as passed */
+	size_t esz = ctl_esz(ma);
 
 	for (__u32 i = 0; i < ma->a.ctl.num; i++) {
+		const struct ukevent *uk = (const void *)(L.ctl_copy + i * esz);	/* as passed */
 		const struct lk_win *w;
 
-		if (!is_short_timer(&uks[i]))
+		if (!is_short_timer(uk))
 			continue;
-		w = win_of(&uks[i]);
+		w = win_of(uk);
 		/* D6 duplicates: one window covers every arming of the key */
-		win_set(&uks[i], w ? w->lo : before + TIMER_SHORT_MS, after + TIMER_SHORT_MS);
+		win_set(uk, w ? w->lo : before + TIMER_SHORT_MS, after + TIMER_SHORT_MS);
 	}
 }
+
+/* ---- POSIX timers (LK_PTIMER) ---- */
+
+/* The clock a timer's grid runs on: a relative REALTIME one on MONOTONIC (D58). */
+static int ptimer_basis(const struct kevent_timer_spec *t)
+{
+	if (t->flags & KEVENT_TIMER_ABSTIME)
+		return (int)t->clock;
+	return t->clock == KEVENT_CLOCK_BOOTTIME ? KEVENT_CLOCK_BOOTTIME : KEVENT_CLOCK_MONOTONIC;
+}
+
+/* After the wait: a short timer's deadline has passed; its next one is an interval on. */
+static bool ptimer_due(void *ctx, struct mkev *k)
+{
+	__u64 iv = ts_ns(&k->spec.interval);
+
+	(void)ctx;
+	if (k->hi >= clk_ns((__u32)k->basis))
+		return false;
+	k->lo += iv;
+	k->hi += iv;
+	return true;
+}
+
+/*
+ * After a CTL: each timer it armed gets the window of its first grid point
+ * from the clock readings around the call; a short one is waited past,
+ * then the barrier, and the model counts its expiry.
+ */
+static void ptimers_after(const struct clk *b, const struct clk *a)
+{
+	__u64 until[KEVENT_CLOCK_BOOTTIME + 1] = { 0 };
+	bool any = false;
+
+	for (int s = 0; s < KF_NQ; s++) {
+		struct mq *q = L.m.slot[s];
+
+		for (struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next) {
+			struct mkev *k = (void *)((char *)p - offsetof(struct mkev, reg));
+			__u64 v = ts_ns(&k->spec.value);
+
+			if (!k->ptimer)
+				continue;
+			if (k->fresh) {
+				k->fresh = false;
+				k->basis = ptimer_basis(&k->spec);
+				if (k->spec.flags & KEVENT_TIMER_ABSTIME) {
+					k->lo = k->hi = v;
+				} else {
+					k->lo = b->ns[k->basis] + v;
+					k->hi = a->ns[k->basis] + v;
+				}
+			}
+			if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
+				any = true;
+				if (k->hi > until[k->basis])
+					until[k->basis] = k->hi;
+			}
+		}
+	}
+	if (!any)
+		return;
+	for (__u32 c = 0; c <= KEVENT_CLOCK_BOOTTIME; c++)
+		while (until[c] && clk_ns(c) <= until[c] + 1000000ull)
+			usleep(500);
+	drain_origins();
+	m3_timer_expire(&L.m, ptimer_due, NULL);
+}
+
 
 /* Waits past every deadline armed, then the barrier; the model fires them. */
 static void wait_timers(__u32 after)
@@ -1017,38 +1179,88 @@ static void accept_timer_stamps(const struct margs *ma, int got)
 	}
 }
 
+/* The kevent a revision-3 QUERY matched: the oldest of its key (D6, D63). */
+static const struct mkev *query_match(int slot, const struct ukevent *uk)
+{
+	const struct mq *q = L.m.slot[slot];
+
+	for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
+		const struct mkev *k = (const void *)((const char *)p - offsetof(struct mkev, reg));
+
+		if (k->uk.type == uk->type && k->uk.id.raw_u64 == uk->id.raw_u64 &&
+		    !memcmp(k->uk.user, uk->user, sizeof(uk->user)))
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * QUERY's time left of an armed timer (D61, LK_PTIMER): within [the
+ * window's low end - the reading after the QUERY, its high end - the reading
+ * before], at least 1 ns; then taken as the model's.
+ */
+static void accept_query_left(int slot, const struct margs *ma, const struct clk *b,
+			      const struct clk *a)
+{
+	__u64 off = ma->a.ctl.events - (__u64)(uintptr_t)L.arena;
+	const size_t vat = offsetof(struct ukevent_ext, ext.timer.value);
+
+	for (__u32 i = 0; i < ma->a.ctl.num && !L.failed; i++) {
+		size_t at = (size_t)(off + (size_t)i * EXTSZ);
+		const struct ukevent_ext *e = (const void *)(L.m.arena + at);
+		const struct ukevent_ext *g = (const void *)(L.arena + at);
+		const struct mkev *k;
+		__u64 lo, hi, v;
+
+		if (e->ev.type != KEVENT_POSIX_TIMER || e->ev.ret_flags != KEVENT_RET_DONE ||
+		    e->ext.timer.value.tv_nsec != M3_LEFT_ANY)
+			continue;
+		k = query_match(slot, &e->ev);
+		if (!k) {
+			diff("QUERY entry %u: the model has no timer for it", i);
+			return;
+		}
+		lo = k->lo > a->ns[k->basis] ? k->lo - a->ns[k->basis] : 1;
+		hi = k->hi > b->ns[k->basis] ? k->hi - b->ns[k->basis] : 1;
+		v = ts_ns(&g->ext.timer.value);
+		if (g->ext.timer.value.tv_sec < 0 || g->ext.timer.value.tv_nsec >= 1000000000u ||
+		    g->ext.timer.value.__pad || v < lo || v > hi) {
+			diff("QUERY entry %u: time left %lld.%09u outside [%llu, %llu] ns (D61)", i,
+			     (long long)g->ext.timer.value.tv_sec, g->ext.timer.value.tv_nsec,
+			     (unsigned long long)lo, (unsigned long long)hi);
+			return;
+		}
+		m_poke(&L.m, at + vat, &g->ext.timer.value, sizeof(g->ext.timer.value));
+		mark_stamps(at + vat, sizeof(g->ext.timer.value));
+	}
+}
+
 static void do_ioctl(const struct kf_ioc *io)
 {
 	struct lk_q *q = &L.q[io->slot];
 	size_t usize = _IOC_SIZE(io->cmd);
 	struct margs ma;
-	bool waited = false, seen = false;
+	bool waited = false, seen = false, ctl = false;
 	unsigned int timers = 0;
 	__u32 before, after;
+	struct clk cb, ca;
 	int exp, got, r;
 
 	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
 		return;
 	map_uring(io);
 	map_raw_addr(io);
-	if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_SET_ABI && usize >= sizeof(__u32)) {
-		__u32 rev;	/* LK_REV3 */
-
-		memcpy(&rev, L.arg, sizeof(rev));
-		if (rev == 3) {
-			rev = 2;
-			memcpy(L.arg, &rev, sizeof(rev));
-		}
-	}
 	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
 	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
 		     io->arg_null ? 0 : usize, &ma);
 	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL) {
-		map_array(ma.a.ctl.events, ma.a.ctl.num);
+		ctl = true;
+		map_array(ma.a.ctl.events, ma.a.ctl.num, ma.a.ctl.cmd,
+			  ma.a.ctl.ioc_flags & KEVENT_CTL_EXT);
 		timers = short_timers_in(&ma);
 		if (timers)
 			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
-			       (size_t)ma.a.ctl.num * UKSZ);
+			       (size_t)ma.a.ctl.num * ctl_esz(&ma));
 	}
 	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_WAIT &&
 	    m_wait_blocks(&L.m, (int)io->slot, &ma))
@@ -1061,10 +1273,12 @@ static void do_ioctl(const struct kf_ioc *io)
 		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
 	}
 	L.ioctls++;
+	clk_read(&cb);
 	before = ms32();
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
 	got = r < 0 ? -errno : r;
 	after = ms32();
+	clk_read(&ca);
 	/* LK_ARG_NULL: EFAULT stands for the size error on one backend, not on another */
 	rec(TR_RESULT, io->cmd, io->arg_null && got == -EFAULT ? exp : got);
 	if (L.trace)
@@ -1085,6 +1299,10 @@ static void do_ioctl(const struct kf_ioc *io)
 		arm_windows(&ma, before, after);
 		wait_timers(after);
 	}
+	if (ctl && !L.failed)
+		ptimers_after(&cb, &ca);	/* LK_PTIMER; D9: a faulting write-back keeps them */
+	if (ctl && got > 0 && !L.failed && ma.a.ctl.cmd == KEVENT_CTL_QUERY)
+		accept_query_left((int)io->slot, &ma, &cb, &ca);
 	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !L.failed)
 		accept_timer_stamps(&ma, got);
 	if (waited)
@@ -1100,7 +1318,8 @@ static void do_ioctl(const struct kf_ioc *io)
 			}
 	} else if (ma.nr == KEVENT_IOC_NR_CTL) {
 		note_entries(ma.a.ctl.events,
-			     ma.a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma.a.ctl.num);
+			     ma.a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma.a.ctl.num,
+			     ctl_esz(&ma));
 	}
 }
 
@@ -1348,6 +1567,8 @@ static void start(const uint8_t *hdr)
 	L.m.org = &lk_origin;
 	no_fd_origins = !(L.base.features & KEVENT_FEAT_FD_ORIGINS);
 	L.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
+	if (L.base.abi_revision >= 3)
+		L.m.mask |= 1u << KEVENT_POSIX_TIMER;	/* D64: on revision-3 queues */
 	L.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
 	L.m.max_get = L.base.max_get_nr;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
@@ -1688,7 +1909,7 @@ static void print_figures(double secs)
 	for (int o = 0; o < KF_OP_NR; o++)
 		for (int b = 0; b < 64; b++)
 			cov += L.outcome[o][b] != 0;
-	for (int t = 0; t < 8; t++)
+	for (int t = 0; t <= KEVENT_MAX; t++)
 		for (int f = 0; f < 4; f++)
 			for (int e = 0; e < 64; e++)
 				ecov += L.entry_outcome[t][f][e] != 0;

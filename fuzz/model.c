@@ -105,6 +105,7 @@ static int type_res(__u32 type)
 {
 	switch (type) {
 	case KEVENT_TIMER:
+	case KEVENT_POSIX_TIMER:	/* D58 */
 		return KEVENT_LIMIT_TIMERS;
 	case KEVENT_POLL:
 	case KEVENT_SOCKET:
@@ -188,6 +189,7 @@ int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, boo
 
 static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 		   __u32 d0, __u32 d1);
+static void m3_deliver(struct mkev *k, struct ukevent *out);
 
 static void unready(struct mq *q, struct mkev *k)
 {
@@ -387,9 +389,7 @@ static int take(struct model *m, struct mq *q, unsigned int max_nr, __u64 uaddr)
 		q->nrdy--;
 		k->ready = false;
 		buf[i] = k->uk;
-		buf[i].ret_flags = k->rflags;
-		buf[i].ret_data[0] = k->rdata[0];
-		buf[i].ret_data[1] = k->rdata[1];
+		m3_deliver(k, &buf[i]);
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			gone[nfree++] = k;
 	}
@@ -809,7 +809,7 @@ static bool m3_ext_zero(const struct ukevent_ext *e)
 }
 
 /* D59: a setting the core refuses. */
-static bool m3_spec_refused(const struct kevent_timer_spec *s)
+bool m3_spec_refused(const struct kevent_timer_spec *s)
 {
 	const struct kevent_timespec *v = &s->value, *i = &s->interval;
 	__u64 ins = (__u64)i->tv_sec * 1000000000ull + i->tv_nsec;
@@ -836,8 +836,8 @@ static bool m3_ext_refused(const struct mq *q, const struct ukevent *uk,
 		return false;
 	if (uk->type != KEVENT_POSIX_TIMER)
 		return e && !m3_ext_zero(e);
-	if (!e)
-		return add;
+	if (!e)		/* D61: a 40-byte MODIFY checks event as ADD does */
+		return add || !(uk->event & KEVENT_TIMER_FIRED);
 	return !(uk->event & KEVENT_TIMER_FIRED) || m3_spec_refused(&e->ext.timer);
 }
 
@@ -882,6 +882,55 @@ static void m3_user_trigger(struct model *m, struct mq *q, struct mkev *k, __u32
 		k->rdata[1]++;
 }
 
+/* D59, D61: a setting takes effect; the grid starts again, nothing pending. */
+static void m3_arm(struct mkev *k, const struct kevent_timer_spec *spec)
+{
+	k->ptimer = true;
+	k->spec = *spec;
+	k->armed = spec->value.tv_sec || spec->value.tv_nsec;
+	k->fresh = k->armed;
+	k->pend = 0;
+	k->ostop = true;	/* FIRE operations never reach it */
+}
+
+/* D58, D62: what a delivery reports; a POSIX timer's count is read and cleared. */
+static void m3_deliver(struct mkev *k, struct ukevent *out)
+{
+	if (k->ptimer) {
+		k->rflags = KEVENT_RET_DONE;
+		k->rdata[0] = k->pend;
+		k->rdata[1] = 0;
+		k->pend = 0;
+	}
+	out->ret_flags = k->rflags;
+	out->ret_data[0] = k->rdata[0];
+	out->ret_data[1] = k->rdata[1];
+}
+
+unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
+{
+	struct mlink *o, *p;
+	unsigned int n = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+
+			if (!k->ptimer || !k->armed || !due(ctx, k))
+				continue;
+			n++;
+			if (k->pend != 0xffffffffu)
+				k->pend++;
+			if (!k->spec.interval.tv_sec && !k->spec.interval.tv_nsec)
+				k->armed = false;	/* D58: one expiry */
+			enqueue(m, q, k, 0, 0, 0);	/* ready already: only counted */
+		}
+	}
+	return n;
+}
+
 /* One ADD entry: 0 registered, 1 answered in *uk (D5, D19, D31, A3). */
 static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 		   const struct ukevent_ext *e, unsigned int uid)
@@ -922,6 +971,8 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 	k->ostop = k->race;
 	if (!k->race)
 		m->attach_calls++;
+	if (uk->type == KEVENT_POSIX_TIMER)
+		m3_arm(k, &e->ext.timer);	/* m3_ext_refused: e is there */
 	if (m->org)
 		return add_real(m, q, k, uk);
 	if (uk->event & (KTEST_FAIL_ATTACH | KTEST_READY_AT_ADD)) {
@@ -1019,6 +1070,15 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk,
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	k->cstop = false;
+	if (k->ptimer) {
+		/* D61: an EXT entry re-arms and discards what was pending */
+		if (e) {
+			unready(q, k);
+			m3_arm(k, &e->ext.timer);
+		}
+		uk->ret_flags = KEVENT_RET_DONE;
+		return;
+	}
 	if (k->user) {
 		uk->ret_flags = KEVENT_RET_DONE;	/* D62: a pending trigger stays */
 		return;
@@ -1061,19 +1121,31 @@ static int ready_one(struct model *m, struct mq *q, struct ukevent *uk,
 }
 
 /*
- * D61: QUERY matches as MODIFY; only a POSIX timer has a setting to read,
- * and the model's cores serve none (a type with no origin), so a match is
- * always of another type.  Returns 1 for a match.
+ * D61: QUERY matches as MODIFY; only a POSIX timer has a setting to read
+ * (device mode: kfuzz's cores serve none).  An armed timer's time left is
+ * M3_LEFT_ANY: the caller knows its window.  Returns 1 for a match.
  */
 static int m3_query_one(struct mq *q, struct ukevent_ext *e)
 {
 	struct mkev *k = find(q, &e->ev);
+	struct kevent_timer_spec *t = &e->ext.timer;
 
 	if (!k) {
 		e->ev.ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;	/* D38 */
 		return 0;
 	}
-	entry_fail(&e->ev, -EINVAL);
+	if (!k->ptimer) {
+		entry_fail(&e->ev, -EINVAL);
+		return 1;
+	}
+	memset(t, 0, sizeof(*t));
+	t->clock = k->spec.clock;
+	if (k->armed)
+		t->value.tv_nsec = M3_LEFT_ANY;
+	t->interval = k->spec.interval;
+	e->ev.ret_flags = KEVENT_RET_DONE;
+	e->ev.ret_data[0] = k->pend;
+	e->ev.ret_data[1] = 0;
 	return 1;
 }
 
@@ -1264,9 +1336,7 @@ static int uring_wait(struct model *m, struct mq *q, const struct kevent_wait_ar
 		ml_del(&k->rdy);
 		q->nrdy--;
 		k->ready = false;
-		uk.ret_flags = k->rflags;
-		uk.ret_data[0] = k->rdata[0];
-		uk.ret_data[1] = k->rdata[1];
+		m3_deliver(k, &uk);
 		if (!m_write(m, q->uring + 8 + (__u64)s * UKSZ, &uk, UKSZ))
 			abort();	/* RING_INIT checked it; the arena stays mapped */
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)

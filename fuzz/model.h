@@ -29,6 +29,13 @@ struct mkev {
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
 	bool user;			/* KEVENT_USER on revision 3: the core's own (D62) */
+	/* KEVENT_POSIX_TIMER (D58-D61), device mode: its setting and its count */
+	bool ptimer, armed;		/* armed: value not {0, 0}, not spent (D59) */
+	bool fresh;			/* armed by the last CTL: the caller sets lo, hi */
+	struct kevent_timer_spec spec;	/* as ADD or the last EXT MODIFY set it */
+	__u32 pend;			/* grid points passed, not delivered (D58) */
+	int basis;			/* the caller's: the clock its grid is read on */
+	__u64 lo, hi;			/* the caller's: window of the next grid point, ns */
 	__u32 rflags, rdata[2];		/* pending result */
 	unsigned int uid;		/* charged */
 	int res;			/* extra KEVENT_LIMIT_* charged, or -1 */
@@ -145,6 +152,16 @@ void m_put(struct model *m, int w);
 void m_reap(struct model *m);
 /* D55: would this planned WAIT block (device mode)?  The lockstep runs none that would. */
 bool m_wait_blocks(const struct model *m, int slot, const struct margs *a);
+
+/*
+ * Revision 3, device mode: every armed POSIX timer due() says reached its
+ * next grid point counts one expiry (D58) and is ready; returns how many.
+ */
+unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx);
+/* D59: a timer setting the core refuses. */
+bool m3_spec_refused(const struct kevent_timer_spec *s);
+/* QUERY's time left of an armed timer (D61): a window only the caller knows. */
+#define M3_LEFT_ANY	0xffffffffu	/* in ext.timer.value.tv_nsec */
 
 /* Live objects the model expects (kcore_counters). */
 void m_counters(const struct model *m, struct kcore_counters *out);
