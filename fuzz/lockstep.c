@@ -387,6 +387,7 @@ static struct {
 	char why[512];
 	/* figures */
 	unsigned long programs, ops, diffs, ioctls, fires;
+	unsigned long rev3_ops, ptimer_exp, query_left;	/* revision 3: what was compared */
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
 	unsigned long entry_outcome[KEVENT_MAX + 1][4][64];	/* type x ret_flags x -errno */
 } L;
@@ -1141,7 +1142,7 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 		while (until[c] && clk_ns(c) <= until[c] + 1000000ull)
 			usleep(500);
 	drain_origins();
-	m3_timer_expire(&L.m, ptimer_due, NULL);
+	L.ptimer_exp += m3_timer_expire(&L.m, ptimer_due, NULL);
 }
 
 
@@ -1232,6 +1233,7 @@ static void accept_query_left(int slot, const struct margs *ma, const struct clk
 		}
 		m_poke(&L.m, at + vat, &g->ext.timer.value, sizeof(g->ext.timer.value));
 		mark_stamps(at + vat, sizeof(g->ext.timer.value));
+		L.query_left++;
 	}
 }
 
@@ -1273,6 +1275,7 @@ static void do_ioctl(const struct kf_ioc *io)
 		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
 	}
 	L.ioctls++;
+	L.rev3_ops += L.m.slot[io->slot]->revision >= 3;
 	clk_read(&cb);
 	before = ms32();
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
@@ -1917,6 +1920,9 @@ static void print_figures(double secs)
 		"(%lu ioctls, %lu source writes), %lu differences, coverage %lu call outcomes "
 		"+ %lu entry outcomes, %.1f s\n", L.base.backend, L.programs, L.ops, L.ioctls,
 		L.fires, L.diffs, cov, ecov, secs);
+	fprintf(stderr, "kevent-lockstep: revision 3: %lu ioctls on revision-3 queues, %lu POSIX "
+		"timer expiries counted, %lu QUERY times left checked\n", L.rev3_ops, L.ptimer_exp,
+		L.query_left);
 }
 
 static int open_dev(struct lk_dev *d, struct kevent_info *info)
