@@ -841,11 +841,21 @@ static void clk_read(struct clk *c)
 }
 
 /*
- * LK_PTIMER: a POSIX timer's valid setting made deterministic.  A refused
- * one stays (its entry fails the same way on every backend); an ABSTIME
- * value is a time of this run, so cross-backend mode does not hash it.
+ * ABSTIME values this CTL was given (times of this run): after the call
+ * each is replaced by PTIMER_CANON in both memories, wherever the call's
+ * write-back left it in the array, so that neither a later call's
+ * compaction nor cross-backend mode's hash ever sees a time.
  */
-static void map_ptimer(struct ukevent_ext *e, bool may_be_short, size_t off)
+#define PTIMER_CANON	((struct kevent_timespec){ .tv_sec = PTIMER_LONG_S })
+#define NABS		64
+static struct kevent_timespec abs_vals[NABS];
+static unsigned int nabs;
+
+/*
+ * LK_PTIMER: a POSIX timer's valid setting made deterministic.  A refused
+ * one stays (its entry fails the same way on every backend).
+ */
+static void map_ptimer(struct ukevent_ext *e, bool may_be_short)
 {
 	struct kevent_timer_spec *t = &e->ext.timer;
 	__u64 ns;
@@ -858,12 +868,47 @@ static void map_ptimer(struct ukevent_ext *e, bool may_be_short, size_t off)
 		return;		/* disarmed (D59) */
 	ns = may_be_short && (e->ev.id.raw[1] & 1) ? PTIMER_SHORT_NS :
 	     PTIMER_LONG_S * 1000000000ull;
-	if (t->flags & KEVENT_TIMER_ABSTIME) {
+	if (t->flags & KEVENT_TIMER_ABSTIME)
 		ns += clk_ns(t->clock);
-		mark_stamps(off + offsetof(struct ukevent_ext, ext.timer.value),
-			    sizeof(t->value));
-	}
 	t->value = ns_ts(ns);
+	if ((t->flags & KEVENT_TIMER_ABSTIME) && nabs < NABS)
+		abs_vals[nabs++] = t->value;
+}
+
+static bool is_abs_val(const void *p)
+{
+	for (unsigned int i = 0; i < nabs; i++)
+		if (!memcmp(p, &abs_vals[i], sizeof(abs_vals[i])))
+			return true;
+	return false;
+}
+
+/* Both memories the same value at off (after checking they agreed). */
+static void canon_value(size_t off, const char *what)
+{
+	const struct kevent_timespec c = PTIMER_CANON;
+
+	if (memcmp(L.arena + off, L.m.arena + off, sizeof(c)))
+		diff("%s at byte %zu: the device's differs from the model's", what, off);
+	memcpy(L.arena + off, &c, sizeof(c));
+	m_poke(&L.m, off, &c, sizeof(c));
+}
+
+/* After an EXT call: its ABSTIME values, moved or not by compaction (D60), made canonical. */
+static void canon_abs(__u64 uaddr, __u32 num)
+{
+	__u64 off = uaddr - (__u64)(uintptr_t)L.arena;
+	const size_t vat = offsetof(struct ukevent_ext, ext.timer.value);
+
+	if (!nabs || off > KF_ARENA || (__u64)num * EXTSZ > KF_ARENA - off)
+		return;
+	for (__u32 i = 0; i < num && !L.failed; i++) {
+		size_t at = (size_t)(off + (size_t)i * EXTSZ + vat);
+
+		if (is_abs_val(L.arena + at) || is_abs_val(L.m.arena + at))
+			canon_value(at, "an ABSTIME value after the call");
+	}
+	nabs = 0;
 }
 
 /*
@@ -878,6 +923,7 @@ static void map_array(__u64 uaddr, __u32 num, __u32 cmd, bool ext)
 	size_t esz = ext ? EXTSZ : UKSZ;
 	bool short_timer = false;
 
+	nabs = 0;
 	if (uaddr < base || off > KF_ARENA || (__u64)num * esz > KF_ARENA - off)
 		return;
 	for (__u32 i = 0; i < num; i++) {
@@ -889,7 +935,7 @@ static void map_array(__u64 uaddr, __u32 num, __u32 cmd, bool ext)
 		short_timer |= is_short_timer(&e.ev);
 		if (ext && e.ev.type == KEVENT_POSIX_TIMER &&
 		    (cmd == KEVENT_CTL_ADD || cmd == KEVENT_CTL_MODIFY))
-			map_ptimer(&e, i == num - 1 && !short_timer, at);
+			map_ptimer(&e, i == num - 1 && !short_timer);
 		if (memcmp(&e, L.arena + at, esz))
 			put_both(NULL, at, &e, esz);
 	}
@@ -1198,7 +1244,8 @@ static const struct mkev *query_match(int slot, const struct ukevent *uk)
 /*
  * QUERY's time left of an armed timer (D61, LK_PTIMER): within [the
  * window's low end - the reading after the QUERY, its high end - the reading
- * before], at least 1 ns; then taken as the model's.
+ * before], at least 1 ns; then PTIMER_CANON in both memories (a time of
+ * this run, see canon_abs).
  */
 static void accept_query_left(int slot, const struct margs *ma, const struct clk *b,
 			      const struct clk *a)
@@ -1232,7 +1279,7 @@ static void accept_query_left(int slot, const struct margs *ma, const struct clk
 			return;
 		}
 		m_poke(&L.m, at + vat, &g->ext.timer.value, sizeof(g->ext.timer.value));
-		mark_stamps(at + vat, sizeof(g->ext.timer.value));
+		canon_value(at + vat, "QUERY's time left");
 		L.query_left++;
 	}
 }
@@ -1304,6 +1351,8 @@ static void do_ioctl(const struct kf_ioc *io)
 	}
 	if (ctl && !L.failed)
 		ptimers_after(&cb, &ca);	/* LK_PTIMER; D9: a faulting write-back keeps them */
+	if (ctl && !L.failed && (ma.a.ctl.ioc_flags & KEVENT_CTL_EXT))
+		canon_abs(ma.a.ctl.events, ma.a.ctl.num);
 	if (ctl && got > 0 && !L.failed && ma.a.ctl.cmd == KEVENT_CTL_QUERY)
 		accept_query_left((int)io->slot, &ma, &cb, &ca);
 	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !L.failed)
