@@ -162,8 +162,9 @@ static const struct lk_rule {
 			"2 ms for an odd id.raw[1] on the last entry of an array without a short "
 			"TIMER (so its expiry comes after every other effect of the call), "
 			"relative or ABSTIME on its clock from the time of the call; a nonzero "
-			"interval 1 h. The fuzzer waits past a 2 ms deadline after the CTL, then the "
-			"barrier; the count (ret_data[0]) is compared exactly, QUERY's time left "
+			"interval 1 h. The fuzzer waits past a 2 ms deadline after the CTL (and at "
+			"least 1 ms past the call's return: an ABSTIME deadline a slow call "
+			"passed fires by an interrupt still to come), then the barrier; the count (ret_data[0]) is compared exactly, QUERY's time left "
 			"within the arming call's clock readings (+ interval) minus the QUERY's",
 			"abi.md D58, D59, D61" },
 };
@@ -1176,9 +1177,18 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 				}
 			}
 			if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
+				/*
+				 * Past the deadline, and never less than a sleep
+				 * past the call's return: an ABSTIME deadline the
+				 * slow call left behind fires by an interrupt
+				 * still to come (the module's hrtimer), which a
+				 * sleep of ours ending later waits for.
+				 */
+				__u64 t = k->hi > a->ns[k->basis] ? k->hi : a->ns[k->basis];
+
 				any = true;
-				if (k->hi > until[k->basis])
-					until[k->basis] = k->hi;
+				if (t > until[k->basis])
+					until[k->basis] = t;
 			}
 		}
 	}
