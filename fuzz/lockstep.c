@@ -165,7 +165,9 @@ static const struct lk_rule {
 			"relative or ABSTIME on its clock from the time of the call; a nonzero "
 			"interval 1 h. The fuzzer waits 3 ms past a 2 ms deadline after the CTL "
 			"(and past the call's return: an ABSTIME deadline a slow call passed "
-			"fires by an interrupt still to come), then the barrier; the count (ret_data[0]) is compared exactly, QUERY's time left "
+			"fires by an interrupt still to come), then the barrier; an expiry "
+			"not there yet is awaited up to 200 ms and counted late (D58 gives "
+			"no latency); the count (ret_data[0]) is compared exactly, QUERY's time left "
 			"within the arming call's clock readings (+ interval) minus the QUERY's",
 			"abi.md D58, D59, D61" },
 };
@@ -390,6 +392,7 @@ static struct {
 	/* figures */
 	unsigned long programs, ops, diffs, ioctls, fires;
 	unsigned long rev3_ops, ptimer_exp, query_left;	/* revision 3: what was compared */
+	unsigned long ptimer_late;			/* expiries that came after the barrier */
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
 	unsigned long entry_outcome[KEVENT_MAX + 1][4][64];	/* type x ret_flags x -errno */
 } L;
@@ -1149,10 +1152,11 @@ static bool ptimer_due(void *ctx, struct mkev *k)
 }
 
 /*
- * A queue whose timer has not come although its deadline passed (and the
- * barrier returned) is a difference; the message says whether it came
- * later (how late) or not within 200 ms, so a backend that is slow to fire
- * reads apart from one that lost the expiry.
+ * A queue whose timer has not come although its deadline passed and the
+ * barrier returned: the module's hrtimer interrupt can come late under TCG
+ * (about 1 expiry in 1000 with a 1 ms margin), and D58 promises a count,
+ * not a latency.  So it is awaited up to 200 ms and counted as late; not
+ * there by then, or not the model's count, is a difference.
  */
 static void ptimers_late(void)
 {
@@ -1170,8 +1174,15 @@ static void ptimers_late(void)
 			usleep(1000);
 			ms++;
 		}
+		if (info.queue_ready == q->nrdy) {
+			L.ptimer_late++;
+			if (L.trace)
+				fprintf(stderr, "lockstep: step %u: q%d's timer came %d ms late\n",
+					L.step, s, ms);
+			continue;
+		}
 		diff("POSIX timer expiry on q%d: queue_ready %u after the wait and the barrier, "
-		     "expected %u (%s %d ms later)", s, first, q->nrdy, info.queue_ready == q->nrdy ? "it came" : "still not", ms);
+		     "expected %u, still %u 200 ms later", s, first, q->nrdy, info.queue_ready);
 	}
 }
 
@@ -2009,8 +2020,8 @@ static void print_figures(double secs)
 		"+ %lu entry outcomes, %.1f s\n", L.base.backend, L.programs, L.ops, L.ioctls,
 		L.fires, L.diffs, cov, ecov, secs);
 	fprintf(stderr, "kevent-lockstep: revision 3: %lu ioctls on revision-3 queues, %lu POSIX "
-		"timer expiries counted, %lu QUERY times left checked\n", L.rev3_ops, L.ptimer_exp,
-		L.query_left);
+		"timer expiries counted (%lu late), %lu QUERY times left checked\n", L.rev3_ops,
+		L.ptimer_exp, L.ptimer_late, L.query_left);
 }
 
 static int open_dev(struct lk_dev *d, struct kevent_info *info)
