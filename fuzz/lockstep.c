@@ -169,7 +169,7 @@ static const struct lk_rule {
 			"not there yet is awaited up to 200 ms and counted late (D58 gives "
 			"no latency); the count (ret_data[0]) is compared exactly, QUERY's time left "
 			"within the arming call's clock readings (+ interval) minus the QUERY's",
-			"abi.md D58, D59, D61" },
+			"abi.md D58, D59, D61, 2.10 (a timer not yet fired is not drained)" },
 };
 
 /* ---- sources: what FIRE and BREAK act on ---- */
