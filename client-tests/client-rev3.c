@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -976,5 +977,77 @@ KTEST_REVS(rev3, clock_set_moves_abstime_timer, 3, KTEST_OPEN)
 	cr_assert_eq(out[0].user[0], 1u, "fired: cookie %u", out[0].user[0]);
 	cr_assert_geq(out[0].ret_data[0], 6u, "points passed by the step: %u", out[0].ret_data[0]);
 	cr_assert_leq(out[0].ret_data[0], 7u, "points passed by the step: %u", out[0].ret_data[0]);
+	close(kfd);
+}
+
+/*
+ * D41, D58, D62: a WAIT whose kevent_uring store faults hands a POSIX timer
+ * and a user event back with their results, in order: the next delivery
+ * carries the same expiry count, the same OR of values and trigger count,
+ * each once.  A faulted WAIT delivered nothing, so a periodic timer that
+ * kept firing meanwhile counts every point since its last delivered one:
+ * the faulted count plus the points passed since (here: all since ADD).
+ */
+KTEST_REVS(rev3, faulting_ring_requeues_counts, 3, KTEST_OPEN)
+{
+	const __u64 iv = 50000000ULL;	/* 50 ms */
+	int kfd = kt_open(O_RDWR);
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* slots 0 and 1 on the first page, slots 2 .. 7 on the second */
+	struct kevent_uring *r = (struct kevent_uring *)(m + pg - 8 - 2 * 40);
+	struct kevent_ring_init ri = { .ring = (__u64)(uintptr_t)r, .num = 8 };
+	const struct timespec nowait = { 0, 0 };
+	struct ukevent out[8];
+	struct kevent_info i;
+
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	cr_assert_neq(m, MAP_FAILED);
+	memset(m, 0, 2 * pg);
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_RING_INIT, &ri), 0, "RING_INIT");
+
+	/* one expiry, freed at delivery: count 1 */
+	ext_add(kfd, ptimer(1, KEVENT_CLOCK_MONOTONIC, 0, 1000000, 0, KEVENT_REQ_ONESHOT, 1));
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the one-shot timer never expired");
+	ext_add(kfd, uevent(2, 0, 2));
+	trigger(kfd, 2, 2, 0x1);
+	trigger(kfd, 2, 2, 0x4);
+	__u64 a = kt_now_ns();
+	ext_add(kfd, ptimer(3, KEVENT_CLOCK_MONOTONIC, 0, iv, iv, 0, 3));
+	__u64 b = kt_now_ns();
+	cr_assert(kt_wait_ready(kfd, 3, 5000), "the periodic timer never expired");
+
+	munmap(m + pg, pg);
+	cr_assert_eq(kevent_wait(kfd, 8, 0, nowait, 0), -1, "slot 2 is unmapped");
+	cr_assert_eq(errno, EFAULT, "WAIT: %s, want EFAULT", strerror(errno));
+	cr_assert_eq(r->ring_kidx, 0u, "nothing published");
+	kt_info(kfd, &i);
+	cr_assert_eq(i.ring_faults, 1u, "INFO counts the fault");
+	cr_assert_eq(kt_queue_ready(kfd), 3u, "nothing lost: all still ready");
+	cr_assert_eq(kt_queue_kevents(kfd), 3u, "the one-shot timer freed by a faulted WAIT");
+	kt_sleep_ms(120);	/* the periodic timer keeps firing while requeued */
+
+	cr_assert_eq(kevent_wait(kfd, 2, 0, nowait, 0), 2, "the mapped slots: %s",
+		     strerror(errno));
+	check_fired(r->event[0], 1, 1, "the requeued one-shot timer");
+	cr_assert_eq(r->event[1].type, (__u32)KEVENT_USER, "second: type %u", r->event[1].type);
+	cr_assert_eq(r->event[1].user[0], 2u, "in order: the user event second");
+	cr_assert_eq(r->event[1].ret_data[0], 0x5u, "OR of the values: %#x",
+		     r->event[1].ret_data[0]);
+	cr_assert_eq(r->event[1].ret_data[1], 2u, "trigger count %u", r->event[1].ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 2u, "the one-shot timer freed at its delivery");
+
+	__u64 g0 = kt_now_ns();
+	cr_assert_eq(kt_get(kfd, 1, 8, KT_MS(5000), out), 1, "GET_EVENTS takes the rest");
+	__u64 g1 = kt_now_ns();
+
+	check_fired(out[0], 3, 0, "the requeued periodic timer");
+	cr_assert_geq(out[0].ret_data[0], (__u32)((g0 - b) / iv), "count %u: points lost",
+		      out[0].ret_data[0]);
+	cr_assert_leq(out[0].ret_data[0], (__u32)((g1 - a) / iv), "count %u: points doubled",
+		      out[0].ret_data[0]);
+	kt_remove(kfd, kt_uk(KEVENT_POSIX_TIMER, 3, 0, KEVENT_TIMER_FIRED, 0, 3));
+	kt_assert_quiet(kfd, 20, "the user event came twice");
+	munmap(m, pg);
 	close(kfd);
 }

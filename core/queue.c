@@ -1333,7 +1333,10 @@ static int uring_slots(struct kqueue *q, const struct kuaccess *ua, unsigned int
 /*
  * D41: put the kevents of a faulted copy back at the head of the ready
  * list, in their order.  One that re-fired meanwhile is on the list
- * already, with the newer result: it stays where it is.
+ * already, with the newer result: it stays where it is.  A POSIX timer's
+ * count goes back either way (a timer fires without q->ctl, so it can
+ * re-fire while the copy runs): the faulted WAIT delivered nothing (D58).
+ * A user event cannot: its trigger is a CTL, and q->ctl is held.
  */
 static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 {
@@ -1343,10 +1346,10 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 	for (i = n; i-- > 0;) {
 		struct kitem *k = ks[i];
 
-		if (k->flags & KITEM_READY)
-			continue;
 		if (is_ptimer(k))
 			k->grid.next = k->grid.taken;	/* D58: the count is delivered again */
+		if (k->flags & KITEM_READY)
+			continue;
 		if (q->rtail - q->rhead == q->rcap)
 			rslots_compact(q, q->rslots, q->rcap);
 		k->rpos = --q->rhead;

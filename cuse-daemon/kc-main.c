@@ -59,6 +59,35 @@ static void kc_raise_nofile(void)
 }
 
 /* Clear messages and distinct codes for what an operator must fix. */
+/*
+ * Without --shm-dir, one ring directory per instance under KC_SHM_PARENT
+ * (design.md section 4): a start sweeps and a stop removes only its own,
+ * so a fuse daemon beside a CUSE one keeps its rings, and a restart of the
+ * same device sweeps what its crashed predecessor left.  After the
+ * preflight: a --fuse DIR is canonical by then.
+ */
+static int kc_shm_dir_choose(void)
+{
+	static char dir[sizeof(kd.shm.path)];
+	int err;
+
+	if (kd.opts.shm_dir)
+		return 0;
+	if (kc_opts_shm_dir(&kd.opts, dir, sizeof(dir))) {
+		kc_err("ring directory for %s: name too long", kd.opts.fuse_dir ? kd.opts.fuse_dir
+									: kd.opts.name);
+		return KC_EXIT_OSERR;
+	}
+	err = kc_shmdir_parent(KC_SHM_PARENT);
+	if (err) {
+		kc_err("ring directory %s: %s (must be a directory of ours on tmpfs)",
+		       KC_SHM_PARENT, strerror(-err));
+		return KC_EXIT_OSERR;
+	}
+	kd.opts.shm_dir = dir;
+	return 0;
+}
+
 static int kc_preflight(void)
 {
 	const char *ctl = kd.opts.fuse_dir ? "/dev/fuse" : "/dev/cuse";
@@ -190,6 +219,9 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	kc_raise_nofile();
+	err = kc_shm_dir_choose();
+	if (err)
+		return err;
 	err = kc_shmdir_open(&kd.shm, kd.opts.shm_dir, &stale);
 	if (err) {
 		kc_err("ring directory %s: %s (must be a directory of ours on tmpfs)",

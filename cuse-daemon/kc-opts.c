@@ -40,7 +40,6 @@ void kc_opts_init(struct kc_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->name = KC_DEFAULT_NAME;
 	o->mode = KC_DEFAULT_MODE;
-	o->shm_dir = KC_DEFAULT_SHM_DIR;
 	o->workers = KC_DEFAULT_WORKERS;
 	for (size_t i = 0; i < KC_NCAPS; i++)
 		o->caps[kc_cap_opts[i].limit] = kc_cap_opts[i].dflt;
@@ -63,13 +62,15 @@ void kc_opts_usage(FILE *out, const char *argv0)
 		"  -t, --trace             decode every ioctl (arguments, ukevents, result)\n"
 		"  -n, --name=NAME         device name (default %s)\n"
 		"  -m, --mode=MODE         octal mode of /dev/NAME or DIR/kevent (default %04o)\n"
-		"      --shm-dir=DIR       directory of the ring objects (default %s)\n"
+		"      --shm-dir=DIR       directory of the ring objects (default one per\n"
+		"                          device: %s/cuse-NAME, or fuse-HASH\n"
+		"                          of DIR with --fuse)\n"
 		"  -w, --workers=N         libfuse worker threads (default %u)\n"
 		"      --syslog            log to syslog instead of stderr\n"
 		"      --no-process-vm     move arrays by ioctl retry only\n"
 		"      --fault-inject      answer KEVENT_IOC_FAULT: tests inject faults\n"
 		"                          on their own queues (never in production)\n",
-		argv0, KC_DEFAULT_NAME, KC_DEFAULT_MODE, KC_DEFAULT_SHM_DIR,
+		argv0, KC_DEFAULT_NAME, KC_DEFAULT_MODE, KC_SHM_PARENT,
 		KC_DEFAULT_WORKERS);
 	fprintf(out, "\nPer-uid caps (0: none):\n");
 	for (size_t i = 0; i < KC_NCAPS; i++) {
@@ -87,6 +88,29 @@ void kc_opts_usage(FILE *out, const char *argv0)
 		"\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           print the version\n");
+}
+
+/* FNV-1a, 64 bits: a mount point's path as one short path component. */
+static unsigned long long kc_path_hash(const char *s)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+int kc_opts_shm_dir(const struct kc_opts *o, char *out, size_t len)
+{
+	int n;
+
+	if (o->shm_dir)
+		n = snprintf(out, len, "%s", o->shm_dir);
+	else if (o->fuse_dir)
+		n = snprintf(out, len, "%s/fuse-%016llx", KC_SHM_PARENT, kc_path_hash(o->fuse_dir));
+	else
+		n = snprintf(out, len, "%s/cuse-%s", KC_SHM_PARENT, o->name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 /* A whole-string unsigned number in base (0: C rules) up to max. */

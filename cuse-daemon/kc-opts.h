@@ -8,7 +8,13 @@
 
 #define KC_DEFAULT_NAME		"kevent"
 #define KC_DEFAULT_MODE		0666	/* like /dev/fuse */
-#define KC_DEFAULT_SHM_DIR	"/dev/shm/kevent-cuse"
+/*
+ * The default ring directory is one per instance inside this one (design.md
+ * section 4): cuse-NAME for /dev/NAME, fuse-HASH for a --fuse mount (HASH:
+ * 16 hex digits of its canonical path), so two daemons never sweep each
+ * other's objects and a restart on the same device sweeps its own.
+ */
+#define KC_SHM_PARENT		"/dev/shm/kevent-cuse"
 #define KC_DEFAULT_WORKERS	16
 #define KC_NAME_MAX		32
 
@@ -17,7 +23,7 @@ struct kc_opts {
 	const char *fuse_dir;		/* --fuse DIR: a FUSE mount, not CUSE; NULL: CUSE */
 	const char *link;		/* --link PATH: a symlink to DIR/kevent; NULL: none */
 	unsigned int mode;		/* chmod of the node after CUSE init */
-	const char *shm_dir;		/* root-owned 0711 directory on tmpfs */
+	const char *shm_dir;		/* --shm-dir; NULL: per instance (kc_opts_shm_dir) */
 	unsigned int workers;		/* libfuse worker threads (max) */
 	__u32 caps[KEVENT_LIMIT_NR];	/* per-uid caps (B7), 0: none */
 	int foreground;
@@ -39,5 +45,11 @@ void kc_opts_init(struct kc_opts *o);
  */
 int kc_opts_parse(struct kc_opts *o, int argc, char **argv, FILE *err);
 void kc_opts_usage(FILE *out, const char *argv0);
+/*
+ * The ring directory: --shm-dir, else KC_SHM_PARENT/cuse-NAME or, with
+ * --fuse (fuse_dir canonical by then), KC_SHM_PARENT/fuse-HASH.  0 or
+ * -ENAMETOOLONG.
+ */
+int kc_opts_shm_dir(const struct kc_opts *o, char *out, size_t len);
 
 #endif /* KC_OPTS_H */

@@ -56,6 +56,8 @@ static unsigned int kc_shmdir_sweep(int dirfd)
 		close(fd);
 		return 0;
 	}
+	/* The duplicate shares dirfd's offset, left at the end by the last sweep. */
+	rewinddir(dir);
 	while ((de = readdir(dir))) {
 		if (strncmp(de->d_name, KC_RING_PREFIX, strlen(KC_RING_PREFIX)))
 			continue;
@@ -64,6 +66,20 @@ static unsigned int kc_shmdir_sweep(int dirfd)
 	}
 	closedir(dir);
 	return n;
+}
+
+int kc_shmdir_parent(const char *path)
+{
+	int fd, err;
+
+	if (mkdir(path, 0711) && errno != EEXIST)
+		return -errno;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = kc_shmdir_check(fd);
+	close(fd);
+	return err;
 }
 
 int kc_shmdir_open(struct kc_shmdir *d, const char *path, unsigned int *removed)

@@ -36,6 +36,12 @@ struct kc_ring {
  * daemon.  Returns 0 or -errno; *removed counts the stale objects.
  */
 int kc_shmdir_open(struct kc_shmdir *d, const char *path, unsigned int *removed);
+/*
+ * Create (0711) or adopt the directory that holds the per-instance ones,
+ * checked as kc_shmdir_open() checks its own; never swept or removed (two
+ * daemons share it).  0 or -errno.
+ */
+int kc_shmdir_parent(const char *path);
 /* Remove every object left and the directory itself. */
 void kc_shmdir_close(struct kc_shmdir *d, int remove_dir);
 

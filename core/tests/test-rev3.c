@@ -176,6 +176,58 @@ CORE_TEST(rev3, D58_count_survives_a_faulted_wait)
 	cr_assert_eq(got.ret_data[0], 3, "points 0..2, not 1");
 }
 
+/* The fixture's write, with one timer fire (point hook_point) before it. */
+static int (*hook_next)(void *ctx, __u64 uaddr, const void *src, size_t len);
+static __u32 hook_point;
+static unsigned int hook_fired;
+
+static int fire_then_write(void *ctx, __u64 uaddr, const void *src, size_t len)
+{
+	if (hook_point) {
+		F.now += 10 * MS;
+		hook_fired = ktest_fire(1, hook_point);	/* no assert: q->ctl is held */
+		hook_point = 0;
+	}
+	return hook_next(ctx, uaddr, src, len);
+}
+
+/*
+ * D41 with D58: the timer fires again while the faulting WAIT has it in
+ * flight (a timer fire takes no control lock), so it is ready again when
+ * the requeue comes: the faulted count still goes back, none lost.
+ */
+CORE_TEST(rev3, D58_count_survives_a_refire_during_a_faulted_wait)
+{
+	unsigned char *ring = (unsigned char *)(F.uk + 400);
+	__u64 ra = ktest_mem_addr(&F.mem, 400 * sizeof(struct ukevent));
+	struct kevent_ring_init ri = { ra, 4, 0 };
+	struct kevent_wait_arg w = { .num = 4, .ioc_flags = KEVENT_GET_NONBLOCK };
+	struct ukevent got;
+	struct kcore_counters c;
+
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_RING_INIT, &ri, NULL), 0);
+	*E(0) = timer_ext(1, KEVENT_CLOCK_MONOTONIC, 0, 10 * MS, 10 * MS);
+	cr_assert_eq(ctl_ext(KEVENT_CTL_ADD, 1), 0);
+	F.now += 35 * MS;
+	ktest_fire(1, 2);
+	F.mem.wfault_lo = ra + KEVENT_URING_HDR_SIZE;
+	F.mem.wfault_hi = F.mem.wfault_lo + 1;
+	F.mem.wfault_after = F.mem.writes;
+	hook_next = F.mem.ua.write;
+	hook_point = 3;
+	F.mem.ua.write = fire_then_write;
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_WAIT, &w, NULL), -EFAULT);
+	F.mem.ua.write = hook_next;
+	cr_assert_eq(hook_fired, 1u, "the re-fire while in flight");
+	F.mem.wfault_lo = F.mem.wfault_hi = 0;
+	kcore_counters(F.core, &c);
+	cr_assert_eq(c.ready, 1, "ready once, not twice");
+	cr_assert_eq(fx_ioctl_q(F.q, KEVENT_IOC_WAIT, &w, NULL), 1);
+	memcpy(&got, ring + KEVENT_URING_HDR_SIZE, sizeof(got));
+	cr_assert_eq(got.ret_data[0], 4, "points 0..3, not only the re-fired one: %u",
+		     got.ret_data[0]);
+}
+
 CORE_TEST(rev3, D59_invalid_settings_fail_the_entry)
 {
 	unsigned int i;

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kc-opts.h"
 
@@ -36,12 +37,39 @@ Test(opts, defaults)
 	cr_assert_eq(kc_opts_parse(&o, 1, av, sink), 0);
 	cr_assert_str_eq(o.name, "kevent");
 	cr_assert_eq(o.mode, 0666);
-	cr_assert_str_eq(o.shm_dir, "/dev/shm/kevent-cuse");
+	cr_assert_null(o.shm_dir, "per instance unless --shm-dir");
 	cr_assert_eq(o.workers, 16);
 	cr_assert_eq(o.caps[KEVENT_LIMIT_RUNNING], 8);
 	cr_assert_geq(o.caps[KEVENT_LIMIT_PARKED], 10000);
 	cr_assert_eq(o.foreground | o.debug | o.trace | o.use_syslog | o.no_process_vm |
 		     o.fault_inject, 0);
+}
+
+/* The default ring directory is the instance's own; --shm-dir overrides it. */
+Test(opts, ring_directory_per_instance)
+{
+	struct kc_opts o;
+	char a[112], b[112], c[112];
+
+	cr_assert_eq(PARSE(&o, "-f"), 0);
+	cr_assert_eq(kc_opts_shm_dir(&o, a, sizeof(a)), 0);
+	cr_assert_str_eq(a, "/dev/shm/kevent-cuse/cuse-kevent");
+	cr_assert_eq(PARSE(&o, "-n", "kevent-x"), 0);
+	cr_assert_eq(kc_opts_shm_dir(&o, a, sizeof(a)), 0);
+	cr_assert_str_eq(a, "/dev/shm/kevent-cuse/cuse-kevent-x", "one per device name");
+	cr_assert_eq(PARSE(&o, "--fuse", "/mnt/a"), 0);
+	cr_assert_eq(kc_opts_shm_dir(&o, a, sizeof(a)), 0);
+	cr_assert_eq(strncmp(a, "/dev/shm/kevent-cuse/fuse-", 26), 0, "%s", a);
+	cr_assert_eq(strlen(a), 26 + 16, "fuse- and 16 hex digits: %s", a);
+	cr_assert_eq(kc_opts_shm_dir(&o, c, sizeof(c)), 0);
+	cr_assert_str_eq(a, c, "the same mount, the same directory (a restart sweeps it)");
+	cr_assert_eq(PARSE(&o, "--fuse", "/mnt/b"), 0);
+	cr_assert_eq(kc_opts_shm_dir(&o, b, sizeof(b)), 0);
+	cr_assert_str_neq(a, b, "two mounts, two directories");
+	cr_assert_eq(PARSE(&o, "--fuse", "/mnt/b", "--shm-dir", "/dev/shm/x"), 0);
+	cr_assert_eq(kc_opts_shm_dir(&o, b, sizeof(b)), 0);
+	cr_assert_str_eq(b, "/dev/shm/x", "--shm-dir as given");
+	cr_assert_eq(kc_opts_shm_dir(&o, b, 5), -ENAMETOOLONG);
 }
 
 Test(opts, fault_inject_is_a_flag)

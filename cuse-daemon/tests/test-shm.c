@@ -165,6 +165,43 @@ Test(shm, refuses_foreign_or_symlinked_directory)
 	cr_assert_lt(kc_shmdir_open(&d, link, &removed), 0);
 }
 
+/*
+ * The directory of the per-instance ones: made 0711 and checked like them,
+ * and two instances in it sweep and remove only their own.
+ */
+Test(shm, parent_holds_instances_apart)
+{
+	struct kc_shmdir a, b;
+	struct kc_ring ra, rb;
+	unsigned int removed;
+	char pa[96], pb[96], lnk[96];
+	struct stat st;
+
+	cr_assert_eq(kc_shmdir_parent(dir), 0);
+	cr_assert_eq(kc_shmdir_parent(dir), 0, "adopted when it exists");
+	cr_assert_eq(stat(dir, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0711);
+	snprintf(pa, sizeof(pa), "%s/cuse-a", dir);
+	snprintf(pb, sizeof(pb), "%s/fuse-b", dir);
+	cr_assert_eq(kc_shmdir_open(&a, pa, &removed), 0);
+	cr_assert_eq(kc_ring_create(&a, &ra), 0);
+	cr_assert_eq(kc_shmdir_open(&b, pb, &removed), 0);
+	cr_assert_eq(removed, 0, "b's start swept something");
+	cr_assert_eq(kc_ring_create(&b, &rb), 0);
+	kc_shmdir_close(&a, 1);
+	cr_assert_eq(access(ra.path, F_OK), -1, "a's object outlived its stop");
+	cr_assert_eq(access(rb.path, F_OK), 0, "a's stop removed b's object");
+	cr_assert_eq(access(dir, F_OK), 0, "the parent stays");
+	kc_ring_destroy(&b, &rb);
+	kc_shmdir_close(&b, 1);
+	cr_assert_eq(chown(dir, UID_A, UID_A), 0);
+	cr_assert_eq(kc_shmdir_parent(dir), -EPERM, "someone else's parent");
+	cr_assert_eq(chown(dir, 0, 0), 0);
+	snprintf(lnk, sizeof(lnk), "%s/lnk", dir);
+	cr_assert_eq(symlink("/dev/shm", lnk), 0);
+	cr_assert_lt(kc_shmdir_parent(lnk), 0, "a symlink");
+}
+
 Test(shm, refuses_non_tmpfs)
 {
 	struct kc_shmdir d;

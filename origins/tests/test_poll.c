@@ -503,3 +503,58 @@ Test(poll, a_slow_close_delays_only_its_own_uid)
 	close(p[0]);
 	close(p[1]);
 }
+
+/*
+ * A6 and MODIFY (design.md section 4): a MODIFY that finds the fd ready
+ * readies the kevent itself, and the EPOLL_CTL_MOD (or, for a stopped
+ * ONESHOT, the _ADD) it made reports that same readiness to the reactor as
+ * one more edge.  The edge must be taken before MODIFY returns: taken after
+ * the caller dequeued the kevent, it readied it a second time with no new
+ * activity.  Without a reactor thread the test decides when a round runs,
+ * so "the caller dequeued, then the reactor ran" is exact here, where a
+ * client test against a daemon can only hope the reactor is late.
+ */
+static void modify_ready_then_round(__u32 req_flags)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, req_flags, &res), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1, "the write never fired");
+	cr_assert_eq(rec_dequeue(&k, NULL), 1);
+	k.stopped = 0;	/* the core's MODIFY clears a ONESHOT's stop */
+
+	cr_assert_eq(rec_modify(&k, KEVENT_POLL_POLLIN, req_flags, &res), 1,
+		     "MODIFY found the fd ready");
+	cr_assert_eq(res.ret_data[0], KEVENT_POLL_POLLIN);
+	rec_dequeue(&k, NULL);	/* the caller takes what MODIFY readied */
+	while (korigins_run(0) > 0)	/* the reactor's next rounds */
+		;
+	cr_assert_eq(rec_dequeue(&k, NULL), 0,
+		     "ready again after the dequeue with no new activity (%u fires)", k.fires);
+	cr_assert_eq(k.violations, 0u);
+	rec_remove(&k);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void setup_nothread(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	rec_setup(KORIGINS_NO_THREAD);
+}
+
+TestSuite(poll_rounds, .init = setup_nothread, .fini = rec_teardown);
+
+Test(poll_rounds, modify_of_ready_fd_takes_its_edge_before_returning)
+{
+	modify_ready_then_round(0);
+}
+
+Test(poll_rounds, modify_rearming_ready_oneshot_takes_its_edge_before_returning)
+{
+	modify_ready_then_round(KEVENT_REQ_ONESHOT);
+}

@@ -27,6 +27,11 @@ lookup, chmod and an ioctl on the directory are checked too.
 Without --foreground the command returns once the file is served, and an
 unmount ends the daemon (its ring directory removed).
 
+The default ring directory (no --shm-dir) is one per instance: two fuse
+daemons side by side each keep their rings when the other starts and
+stops, and a daemon restarted on the mount of a SIGKILLed one sweeps the
+objects that one left.
+
 Prints TAP.  Without /dev/fuse or root it prints `1..0 # SKIP reason` and
 exits 77 (the option checks need no mount but share the daemon's start).
 """
@@ -34,6 +39,7 @@ import argparse
 import ctypes
 import errno
 import fcntl
+import mmap
 import os
 import re
 import signal
@@ -60,6 +66,8 @@ def ior(nr, size):
 IOC_INFO = ior(0, 152)
 IOC_CTL = iow(1, 16)
 IOC_GET_EVENTS = iow(2, 48)
+IOC_RING_SHM = ior(3, 128)
+SHM_PARENT = '/dev/shm/kevent-cuse'
 
 
 class Tap:
@@ -162,12 +170,17 @@ STARTED = []	# every daemon started, stopped at the end whatever happened
 
 class Traced:
     def __init__(self, exe, work, shm, tag='trace', flag='--trace'):
+        """shm None: the default ring directory; flag None: none."""
         self.mnt = os.path.join(work, 'mnt-' + tag)
-        os.mkdir(self.mnt)
+        try:
+            os.mkdir(self.mnt)
+        except FileExistsError:
+            pass	# a restart on the same (maybe dead) mount
         self.log = os.path.join(work, tag + '.log')
         self.proc = subprocess.Popen(
-            [exe, '--foreground', '--fuse', self.mnt, flag, '--shm-dir', shm],
-            stdin=subprocess.DEVNULL, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT)
+            [exe, '--foreground', '--fuse', self.mnt, *([flag] if flag else []),
+             *(['--shm-dir', shm] if shm else [])],
+            stdin=subprocess.DEVNULL, stdout=open(self.log, 'a'), stderr=subprocess.STDOUT)
         self.device = os.path.join(self.mnt, 'kevent')
         STARTED.append(self)
 
@@ -340,6 +353,90 @@ def trace(exe, work, t):
     subprocess.run(['rm', '-rf', shm], check=False)
 
 
+def ring_shm(fd):
+    """RING_SHM: the ring object's path and length."""
+    buf = bytearray(128)
+    fcntl.ioctl(fd, IOC_RING_SHM, buf)
+    length = struct.unpack_from('=IIQ', buf)[2]
+    return bytes(buf[16:]).split(b'\0')[0].decode(), length
+
+
+def ring_index(m):
+    return struct.unpack_from('=I', m, 0)[0]
+
+
+def wait_index(m, want):
+    deadline = time.monotonic() + 10
+    while ring_index(m) < want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return ring_index(m)
+
+
+def default_ring_dirs(exe, work, t):
+    """Without --shm-dir each daemon has a ring directory of its own under
+    /dev/shm/kevent-cuse (design.md section 4): a second fuse daemon's start
+    and the first one's stop leave the second one's rings alone, and a
+    restart on the same mount sweeps what its killed predecessor left."""
+    a = Traced(exe, work, None, 'shm-a', None)
+    b = Traced(exe, work, None, 'shm-b', None)
+    if not a.up() or not b.up():
+        t.check('default_shm/start', False, f'logs {a.log} {b.log}')
+        return
+    try:
+        two_daemons(exe, work, t, a, b)
+    except OSError as e:
+        t.check('default_shm/two_daemons', False, f'{e} (logs {a.log} {b.log})')
+
+
+def two_daemons(exe, work, t, a, b):
+    fa = os.open(a.device, os.O_RDWR)
+    pa, _ = ring_shm(fa)
+    fb = os.open(b.device, os.O_RDWR)
+    pb, length = ring_shm(fb)
+    da, db = os.path.dirname(pa), os.path.dirname(pb)
+    t.check('default_shm/per_instance', da != db and os.path.dirname(da) == SHM_PARENT
+            and os.path.dirname(db) == SHM_PARENT and os.path.exists(pa),
+            f'rings {pa} and {pb}: one directory each under {SHM_PARENT}, '
+            'the first kept by the second start')
+    ob = os.open(pb, os.O_RDONLY)
+    mb = mmap.mmap(ob, length, prot=mmap.PROT_READ)
+    os.close(ob)
+    pipes = [os.pipe() for _ in range(2)]
+    for i, (r, _) in enumerate(pipes):
+        ctl(fb, 0, [UKEVENT.pack(r, 0, KEVENT_POLL, POLLIN, 0, 0, 0, 0, i, 0)])
+    os.write(pipes[0][1], b'x')
+    first = wait_index(mb, 1)
+    os.close(fa)
+    rc = a.stop()
+    os.write(pipes[1][1], b'x')
+    second = wait_index(mb, 2)
+    try:
+        fb2 = os.open(b.device, os.O_RDWR)
+        pb2, _ = ring_shm(fb2)
+        opened = os.path.exists(pb2)
+    except OSError as e:
+        fb2, opened = None, e.strerror
+    t.check('default_shm/other_stop_keeps_rings', rc == 0 and not os.path.exists(da)
+            and os.path.exists(pb) and first == 1 and second == 2 and opened is True,
+            f'a stopped {rc}, its directory left {os.path.exists(da)}, b\'s ring '
+            f'{os.path.exists(pb)}, index {first} then {second}, a new queue on b: {opened}')
+    mb.close()
+    b.proc.kill()	# leaves its ring objects and a dead mount
+    b.proc.wait()
+    left = sorted(os.listdir(db))
+    c = Traced(exe, work, None, 'shm-b', None)	# the same mount again
+    up = c.up()
+    swept = c.wait_for(r'removed 2 stale ring objects$', 5)
+    rc = c.stop()
+    t.check('default_shm/restart_sweeps_its_own', up and swept and len(left) == 2
+            and rc == 0 and not os.path.exists(db),
+            f'up {up}, left by the kill {left}, log {c.log}, stop {rc}, '
+            f'directory left {os.path.exists(db)}')
+    for fd in (fb, fb2, *[x for p in pipes for x in p]):
+        if fd is not None:
+            errno_of(os.close, fd)	# b's were held across its kill: ENOTCONN
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--daemon', required=True)
@@ -359,6 +456,7 @@ def main():
         trace(exe, work, t)
         fuse_debug(exe, work, t)
         background(exe, work, t)
+        default_ring_dirs(exe, work, t)
     finally:
         for d in STARTED:
             if d.proc.poll() is None:
