@@ -12,8 +12,8 @@
 #   3. perf (Debian's linux-perf, given as the next --extra so the harness
 #      copies it and its libraries into the guest) samples the whole
 #      machine while one reader runs alone (lt, kevent, ring), 2 s each:
-#      self time by thread, by object (the module is [kevent]) and by
-#      symbol.
+#      self time by thread, by object and by symbol, and the module's own
+#      functions summed (perf counts them in [kernel.kallsyms]).
 # E2006 names bench-epoll2006 (it lives in the build dir, which the guest
 # mounts at its host path).  Example, from the source tree:
 #   tests/vm/guest run --builddir build-bench --backend module --smp 2 \
@@ -67,6 +67,10 @@ for r in lt kevent ring; do
 		echo "-- by $sort"
 		"$PERF" report -q -i /tmp/p.data --no-children --sort "$sort" -g none 2>/dev/null | head -25
 	done
+	echo "-- the module's own functions (kevent_*, kq_*): share of all samples, top 10"
+	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
+		awk '$3 ~ /^(kevent_|kq_)/ { sub("%", "", $1); s += $1; if (++n <= 10) print }
+		     END { printf "    %.2f%%  in all\n", s }'
 	rm -f /tmp/p.data
 done
 exit 0
