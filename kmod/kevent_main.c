@@ -27,9 +27,11 @@
  *    the waker still touches them.
  *  - Order: ctl_mutex -> ready_lock -> (poll_wq lock, task pi lock).
  *    Origins call kevent_fire() holding at most their own spinlock (the
- *    inode mark's lock) and never a lock of the queue: poll re-checks run
- *    in a kworker, hrtimers in hard irq, fsnotify in the caller of the
- *    filesystem operation.  See kevent_origins.c and kevent_inode.c.
+ *    inode mark's lock, a watched file's wait-queue head lock) and never a
+ *    lock of the queue: a keyed poll wakeup fires in the waker, other poll
+ *    re-checks run in a kworker, hrtimers in hard irq, fsnotify in the
+ *    caller of the filesystem operation.  See kevent_origins.c and
+ *    kevent_inode.c.
  *  - A delivered ONESHOT kevent becomes a zombie (off every list but the
  *    table, invisible to MODIFY/REMOVE) until someone holding ctl_mutex
  *    reaps it: the fire path that hands it to a waiter may run in irq.

@@ -12,8 +12,10 @@
  *    kevent_fire(), which takes the queue's ready_lock with irqsave.
  *  - kevent_poll_wake() runs under the watched wait-queue head's lock, maybe
  *    in irq context, so it never calls ->poll() itself (that could take the
- *    same lock again): it queues k->poll.work, which re-polls from a kworker.
- *    Lock order: wait-queue head lock -> (nothing of ours).
+ *    same lock again).  A keyed wakeup whose key gives all k asks for fires
+ *    k right there (kevent_poll_wake_keyed, as epoll's callback does); any
+ *    other queues k->poll.work, which re-polls from a kworker.
+ *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
  *  - POLLFREE: the head is going away (binder; signalfd, its other sender,
  *    is refused, D39).  The waker unhooks our entry while it holds the
  *    head's lock and publishes pwq->whead = NULL with release order as its
@@ -375,6 +377,31 @@ static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
 	return 0;
 }
 
+/*
+ * A keyed wakeup that answers for k by itself: its key (the source's poll
+ * bits that just became true) gives every bit k asks for, or an error.
+ * Then k fires here, in the waker, as epoll's callback queues its item:
+ * no kworker hop, no vfs_poll().  The wait queue's lock is held, so a
+ * detach (remove_wait_queue) waits for this to end; kevent_fire takes only
+ * ready_lock and the queue's poll_wq (the order of the LOCKING comment in
+ * kevent_main.c).  A key that names only part of what k asks for, or no
+ * key, goes through the kworker's full re-check as before: what vfs_poll()
+ * would add to data0 must not be lost.  Returns true when k was handled.
+ */
+static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
+{
+	u32 data0, data1, broken;
+
+	if (READ_ONCE(k->poll.stopped))
+		return true;
+	broken = kevent_poll_match(k, bits, &data0, &data1);
+	if (!broken && data0 != READ_ONCE(k->poll.event))
+		return false;
+	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
+		WRITE_ONCE(k->poll.stopped, true);
+	return true;
+}
+
 static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 			    int sync, void *key)
 {
@@ -392,6 +419,8 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 	}
 	/* A keyed wakeup for bits nobody asked for is no activity for k. */
 	if (bits && !(bits & READ_ONCE(k->poll.want)))
+		return 0;
+	if (bits && kevent_poll_wake_keyed(k, bits))
 		return 0;
 	queue_work(kevent_wq, &k->poll.work);
 	return 0;

@@ -11,8 +11,14 @@
  *               backend has no socket origin) taken by kevent_get_events
  *   ring        the same kevents on a revision-2 queue, taken through its
  *               ring in process memory: kevent_wait() copies them into a
- *               struct kevent_uring, the reader reads the slots and gives
- *               them back with kevent_commit() (docs/abi.md D53-D55)
+ *               struct kevent_uring of RING_SLOTS slots, the reader reads
+ *               the slots and gives them back with kevent_commit()
+ *               (docs/abi.md D53-D55) lazily, as take26's ring is meant to
+ *               be used: once half the ring is read, not after every wait
+ *               (a commit per wait would be two syscalls per wake where
+ *               epoll makes one).  The commit point keeps at least BATCH
+ *               slots free, so a wait is never short of room; each wait
+ *               names the last committed index (D55's old_uidx).
  * Every reader takes at most BATCH (64) events per call.  The order of the
  * readers rotates from round to round, so a drift of the machine's load
  * does not favour one.  The device is $KEVENT_DEVICE (default /dev/kevent);
@@ -28,7 +34,18 @@
  * Usage: bench-epoll2006 [runs [seconds [N...]]]   (default 5 1.0 100 1000 2000 4000)
  * Output lines "row <backend> <N> <lt> <et> <kevent> <ring>" (events/s, ring 0
  * when not measured) and "cpu ..." (the reader thread's CPU ns per event,
- * medians, same columns) are what scripts/bench collects.  Exit 0 when it measured, 77 without a device.
+ * medians, same columns) are what scripts/bench collects; "wcpu ..." (the
+ * writer thread's CPU ns per event: a wake-up callback runs inside the
+ * writer's write()), "scpu ..." (every CPU's busy time per event from
+ * /proc/stat: kworkers and interrupts included, meaningful where nothing
+ * else runs, as in the guest) and "ctxt ..." (context switches per event,
+ * machine-wide) follow with the same columns.
+ * "calls ..." gives the reader's calls per event (epoll_wait, GET_EVENTS, or
+ * WAIT plus COMMIT), the syscalls a wake costs beside its read()s.
+ * KEVENT_E2006_READERS (e.g. "lt,kevent"; lt, et, kevent, ring) limits the
+ * readers, for profiling one of them; KEVENT_E2006_COMMIT_EACH=1 makes the
+ * ring reader commit after every wait, to measure what the lazy commit saves.
+ * Exit 0 when it measured, 77 without a device.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +66,8 @@
 #define MAX_N	4000
 #define MAX_RUNS 16
 #define BATCH	64
-#define RING_SLOTS (2 * BATCH)	/* a whole batch always fits after a commit */
+#define RING_SLOTS (4 * BATCH)
+#define RING_COMMIT (RING_SLOTS / 2)	/* commit once this many slots are read */
 
 static int sv[MAX_N][2];
 static int npairs;
@@ -80,9 +98,78 @@ static double cpu_s(void)
  */
 static double last_cpu_ns;
 
+/* The writer thread's CPU seconds in its last run (it stores them at exit). */
+static double writer_cpu_s;
+
+/* The last run's writer CPU, machine busy CPU ns and context switches per event. */
+static double last_wcpu_ns, last_scpu_ns, last_ctxt;
+
+/* The reader's wait calls (and commits) in its last run, and per event. */
+static unsigned long long run_calls;
+static double last_calls;
+
+/* Machine-wide busy CPU seconds and context switches so far (/proc/stat). */
+struct sys_mark {
+	double busy_s;
+	double ctxt;
+};
+
+static struct sys_mark sys_now(void)
+{
+	struct sys_mark m = { 0, 0 };
+	unsigned long long v[8] = { 0 }, c;
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f)) {
+		/* "cpu " sums every CPU; the "cpuN" lines that follow are each one's. */
+		if (!strncmp(line, "cpu ", 4) &&
+		    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
+			/* user nice system idle iowait irq softirq steal: busy = all but idle, iowait */
+			m.busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) /
+				   (double)sysconf(_SC_CLK_TCK);
+		else if (sscanf(line, "ctxt %llu", &c) == 1)
+			m.ctxt = (double)c;
+	}
+	fclose(f);
+	return m;
+}
+
+static struct sys_mark run_sys0;
+static double run_c0;
+
+/* A measured run starts: the reader's and the machine's clocks. */
+static void run_begin(void)
+{
+	run_sys0 = sys_now();
+	run_c0 = cpu_s();
+	run_calls = 0;
+}
+
+/* A measured run ended with events delivered: the per-event costs (the writer's after stop_writer). */
+static void run_end(unsigned long long events)
+{
+	struct sys_mark s = sys_now();
+	double e = events ? (double)events : 0;
+
+	last_cpu_ns = e ? (cpu_s() - run_c0) * 1e9 / e : 0;
+	last_scpu_ns = e ? (s.busy_s - run_sys0.busy_s) * 1e9 / e : 0;
+	last_ctxt = e ? (s.ctxt - run_sys0.ctxt) / e : 0;
+	last_calls = e ? (double)run_calls / e : 0;
+}
+
+static void writer_cost(unsigned long long events)
+{
+	last_wcpu_ns = events ? writer_cpu_s * 1e9 / (double)events : 0;
+}
+
 static void *writer(void *arg)
 {
 	unsigned int x = 2463534242u;
+	double c0 = cpu_s();
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		x ^= x << 13;
@@ -91,6 +178,7 @@ static void *writer(void *arg)
 		if (write(sv[x % (unsigned int)npairs][1], "x", 1) < 0 && errno != EAGAIN)
 			break;
 	}
+	writer_cpu_s = cpu_s() - c0;
 	return NULL;
 }
 
@@ -121,7 +209,7 @@ static double run_epoll(double seconds, int et)
 	static struct epoll_event evs[BATCH];
 	int ep = epoll_create1(EPOLL_CLOEXEC), n;
 	unsigned long long events = 0;
-	double t0, end, c0;
+	double t0, end;
 	pthread_t th;
 
 	for (int i = 0; i < npairs; i++) {
@@ -131,18 +219,20 @@ static double run_epoll(double seconds, int et)
 		epoll_ctl(ep, EPOLL_CTL_ADD, sv[i][0], &e);
 	}
 	start_writer(&th);
-	c0 = cpu_s();
+	run_begin();
 	t0 = now_s();
 	end = t0 + seconds;
 	while (now_s() < end) {
 		n = epoll_wait(ep, evs, BATCH, 100);
+		run_calls++;
 		for (int i = 0; i < n; i++)
 			drain(sv[evs[i].data.u32][0]);
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
-	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
+	run_end(events);
 	stop_writer(th);
+	writer_cost(events);
 	close(ep);
 	return (double)events / (end - t0);
 }
@@ -168,7 +258,7 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 	static struct ukevent out[BATCH];
 	unsigned long long events = 0;
 	int fd = open(dev, O_RDWR | O_CLOEXEC), n;
-	double t0, end, c0;
+	double t0, end;
 	pthread_t th;
 
 	if (fd < 0)
@@ -179,25 +269,28 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 		return n;
 	}
 	start_writer(&th);
-	c0 = cpu_s();
+	run_begin();
 	t0 = now_s();
 	end = t0 + seconds;
 	while (now_s() < end) {
 		n = kevent_get_events(fd, 1, BATCH, 100000000ull, out, 0);
+		run_calls++;
 		for (int i = 0; i < n; i++)
 			drain(sv[out[i].user[0]][0]);
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
-	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
+	run_end(events);
 	stop_writer(th);
+	writer_cost(events);
 	close(fd);
 	return (double)events / (end - t0);
 }
 
 /*
  * The revision-2 ring: a fresh queue from kevent_init() (it opens
- * $KEVENT_DEVICE, as dev is), ADD all, then wait + read the slots + commit.
+ * $KEVENT_DEVICE, as dev is), ADD all, then wait, read the new slots, and
+ * commit what was read once RING_COMMIT slots are (see the top comment).
  * Returns events/s, or -errno (-EPERM, -ENOTTY, -EINVAL: no ring here).
  */
 static double run_ring(double seconds, __u32 type)
@@ -205,8 +298,10 @@ static double run_ring(double seconds, __u32 type)
 	static struct kevent_uring *ring;
 	const struct timespec tmo = { .tv_nsec = 100000000 };
 	unsigned long long events = 0;
-	unsigned int uidx = 0, kidx, over;
-	double t0, end, c0;
+	unsigned int uidx = 0, ridx = 0, unread = 0, kidx, over;
+	const char *each = getenv("KEVENT_E2006_COMMIT_EACH");
+	unsigned int commit_at = each && *each == '1' ? 1 : RING_COMMIT;
+	double t0, end;
 	pthread_t th;
 	int fd, n;
 
@@ -222,25 +317,34 @@ static double run_ring(double seconds, __u32 type)
 		return n;
 	}
 	start_writer(&th);
-	c0 = cpu_s();
+	run_begin();
 	t0 = now_s();
 	end = t0 + seconds;
 	while (now_s() < end) {
+		/* uidx: the last committed index, which D55 wants as old_uidx. */
 		n = kevent_wait(fd, BATCH, uidx, tmo, 0);
+		run_calls++;
 		if (n <= 0)
 			continue;
 		kidx = __atomic_load_n(&ring->ring_kidx, __ATOMIC_ACQUIRE);
-		over = __atomic_load_n(&ring->ring_over, __ATOMIC_ACQUIRE);
 		for (int i = 0; i < n; i++)
-			drain(sv[ring->event[(uidx + (unsigned int)i) % RING_SLOTS].user[0]][0]);
-		if (kevent_commit(fd, kidx, over) != n)
-			break;	/* counted below as a short run; cannot happen with one reader */
-		uidx = kidx;
+			drain(sv[ring->event[(ridx + (unsigned int)i) % RING_SLOTS].user[0]][0]);
+		ridx = kidx;
+		unread += (unsigned int)n;
 		events += (unsigned long long)n;
+		if (unread < commit_at)
+			continue;
+		over = __atomic_load_n(&ring->ring_over, __ATOMIC_ACQUIRE);
+		run_calls++;
+		if (kevent_commit(fd, kidx, over) != (int)unread)
+			break;	/* cannot happen with one reader */
+		uidx = kidx;
+		unread = 0;
 	}
 	end = now_s();
-	last_cpu_ns = events ? (cpu_s() - c0) * 1e9 / (double)events : 0;
+	run_end(events);
 	stop_writer(th);
+	writer_cost(events);
 	close(fd);
 	return (double)events / (end - t0);
 }
@@ -272,6 +376,22 @@ static __u32 pick_type(const char *dev)
 
 enum { R_LT, R_ET, R_KEVENT, R_RING, NREADERS };
 
+/* KEVENT_E2006_READERS, when set, names the readers to run. */
+static int reader_on(int r)
+{
+	static const char *const names[NREADERS] = { "lt", "et", "kevent", "ring" };
+	const char *want = getenv("KEVENT_E2006_READERS");
+	char list[64];
+
+	if (!want || !*want)
+		return 1;
+	snprintf(list, sizeof(list), ",%s,", want);
+	for (const char *p = strstr(list, names[r]); p; p = strstr(p + 1, names[r]))
+		if (p[-1] == ',' && p[strlen(names[r])] == ',')
+			return 1;
+	return 0;
+}
+
 /* One run of reader r; a negative result is -errno. */
 static double run_reader(int r, const char *dev, double seconds, __u32 type)
 {
@@ -293,7 +413,9 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 {
 	static int ring_err;
 	double v[NREADERS][MAX_RUNS], cpu[NREADERS][MAX_RUNS], rl[MAX_RUNS], re[MAX_RUNS];
-	double m[NREADERS], mc[NREADERS];
+	double wcpu[NREADERS][MAX_RUNS], scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS];
+	double calls[NREADERS][MAX_RUNS], mk[NREADERS];
+	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
 	__u32 type;
 
 	npairs = n;
@@ -302,13 +424,17 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 		for (int k = 0; k < NREADERS; k++) {
 			int who = (r + k) % NREADERS;
 
-			cpu[who][r] = 0;
-			if (who == R_RING && ring_err) {
+			cpu[who][r] = wcpu[who][r] = scpu[who][r] = ctxt[who][r] = calls[who][r] = 0;
+			if ((who == R_RING && ring_err) || !reader_on(who)) {
 				v[who][r] = 0;
 				continue;
 			}
 			v[who][r] = run_reader(who, dev, seconds, type);
 			cpu[who][r] = last_cpu_ns;
+			wcpu[who][r] = last_wcpu_ns;
+			scpu[who][r] = last_scpu_ns;
+			ctxt[who][r] = last_ctxt;
+			calls[who][r] = last_calls;
 			if (v[who][r] >= 0)
 				continue;
 			if (who != R_RING) {
@@ -327,8 +453,12 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	for (int k = 0; k < NREADERS; k++) {
 		m[k] = bench_median(v[k], runs);
 		mc[k] = bench_median(cpu[k], runs);
+		mw[k] = bench_median(wcpu[k], runs);
+		ms[k] = bench_median(scpu[k], runs);
+		mx[k] = bench_median(ctxt[k], runs);
+		mk[k] = bench_median(calls[k], runs);
 	}
-	if (*base == 0)
+	if (*base == 0 && m[R_KEVENT] > 0)
 		*base = 1e9 / m[R_KEVENT];
 	printf("N=%-5d %-6s epoll LT %9.0f  ET %9.0f  kevent %9.0f (%s)  kevent/LT %.2f  kevent/ET %.2f  ns/event %.0f (%.2fx smallest N)\n",
 	       n, be, m[R_LT], m[R_ET], m[R_KEVENT], type == KEVENT_SOCKET ? "socket" : "poll",
@@ -342,6 +472,16 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	       n, be, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
 	printf("row %s %d %.0f %.0f %.0f %.0f\n", be, n, m[R_LT], m[R_ET], m[R_KEVENT], m[R_RING]);
 	printf("cpu %s %d %.0f %.0f %.0f %.0f\n", be, n, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
+	printf("N=%-5d %-6s writer CPU ns/event: epoll LT %.0f  ET %.0f  kevent %.0f  ring %.0f\n",
+	       n, be, mw[R_LT], mw[R_ET], mw[R_KEVENT], mw[R_RING]);
+	printf("N=%-5d %-6s machine busy CPU ns/event: epoll LT %.0f  ET %.0f  kevent %.0f  ring %.0f\n",
+	       n, be, ms[R_LT], ms[R_ET], ms[R_KEVENT], ms[R_RING]);
+	printf("N=%-5d %-6s context switches/event: epoll LT %.2f  ET %.2f  kevent %.2f  ring %.2f\n",
+	       n, be, mx[R_LT], mx[R_ET], mx[R_KEVENT], mx[R_RING]);
+	printf("wcpu %s %d %.0f %.0f %.0f %.0f\n", be, n, mw[R_LT], mw[R_ET], mw[R_KEVENT], mw[R_RING]);
+	printf("scpu %s %d %.0f %.0f %.0f %.0f\n", be, n, ms[R_LT], ms[R_ET], ms[R_KEVENT], ms[R_RING]);
+	printf("ctxt %s %d %.3f %.3f %.3f %.3f\n", be, n, mx[R_LT], mx[R_ET], mx[R_KEVENT], mx[R_RING]);
+	printf("calls %s %d %.3f %.3f %.3f %.3f\n", be, n, mk[R_LT], mk[R_ET], mk[R_KEVENT], mk[R_RING]);
 	fflush(stdout);
 	return 0;
 }

@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Where the module's time goes in the 2006 comparison: a guest --extra
+# program (module backend) for tests/vm/guest, not part of scripts/bench.
+#   1. KEVENT_AB_KO set (another build of kevent.ko, e.g. main's): that
+#      module and the booted one alternate, AB_PASSES (2) passes each, the
+#      benchmark at N=2,000 (3 rounds of 1 s) in every pass: before/after
+#      in one boot.
+#   2. KEVENT_AB_COMMIT=1: the ring reader committing after every wait and
+#      lazily (the benchmark's default) alternate, the same way.
+#   3. perf (Debian's linux-perf, given as the next --extra so the harness
+#      copies it and its libraries into the guest) samples the whole
+#      machine while one reader runs alone (lt, kevent, ring), 2 s each:
+#      self time by thread, by object and by symbol, and the module's own
+#      functions summed (perf counts them in [kernel.kallsyms]).
+# E2006 names bench-epoll2006 (it lives in the build dir, which the guest
+# mounts at its host path).  Example, from the source tree:
+#   tests/vm/guest run --builddir build-bench --backend module --smp 2 \
+#     --slub-debug off --filter 'get/max_zero*' \
+#     --env E2006=$PWD/build-bench/bench/sockets/bench-epoll2006 \
+#     --env KEVENT_AB_KO=$PWD/old/kevent.ko \
+#     --extra bench/sockets/guest-profile.sh --extra /usr/bin/perf
+# The harness then reports extra/perf as failed (perf without arguments
+# exits 1); that line is expected.
+[ "$KEVENT_BACKEND" = module ] || { echo "module only: skip"; exit 77; }
+[ -x "${E2006:-}" ] || { echo "E2006 must name bench-epoll2006: skip"; exit 77; }
+PERF=
+for p in /vm/extra/*/perf; do [ -x "$p" ] && PERF=$p; done
+# The booted module: the build dir's, as the harness loads it.
+NEW=${E2006%/bench/sockets/bench-epoll2006}/kmod/kevent.ko
+
+load() {
+	rmmod kevent || exit 1
+	insmod "$1" fault_inject=1 || exit 1
+	i=0
+	while [ ! -e /dev/kevent ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+if [ -n "${KEVENT_AB_KO:-}" ] && [ -n "$NEW" ]; then
+	for pass in $(seq "${AB_PASSES:-2}"); do
+		for v in other this; do
+			if [ $v = other ]; then load "$KEVENT_AB_KO"; else load "$NEW"; fi
+			echo "== pass $pass: $v module ($([ $v = other ] && echo "$KEVENT_AB_KO" || echo "$NEW"))"
+			"$E2006" 3 1.0 2000 | grep -v '^#'
+		done
+	done
+fi
+if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
+	for pass in $(seq "${AB_PASSES:-2}"); do
+		for each in 1 0; do
+			echo "== pass $pass: ring reader, commit after every wait: $each"
+			KEVENT_E2006_READERS=lt,ring KEVENT_E2006_COMMIT_EACH=$each "$E2006" 3 1.0 2000 |
+				grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+		done
+	done
+fi
+[ -x "$PERF" ] || { echo "no perf given (--extra /usr/bin/perf): no profile"; exit 0; }
+for r in lt kevent ring; do
+	echo "== perf: reader $r alone, N=2000, 2 s"
+	KEVENT_E2006_READERS=$r "$PERF" record -q -a -g -o /tmp/p.data -- "$E2006" 1 2.0 2000 |
+		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+	for sort in comm dso comm,sym; do
+		echo "-- by $sort"
+		"$PERF" report -q -i /tmp/p.data --no-children --sort "$sort" -g none 2>/dev/null | head -25
+	done
+	echo "-- the module's own functions (kevent_*, kq_*): share of all samples, top 10"
+	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
+		awk '$3 ~ /^(kevent_|kq_)/ { sub("%", "", $1); s += $1; if (++n <= 10) print }
+		     END { printf "    %.2f%%  in all\n", s }'
+	rm -f /tmp/p.data
+done
+exit 0
