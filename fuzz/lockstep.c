@@ -128,7 +128,9 @@ static const struct lk_rule {
 	[LK_HARNESS_OPS] = { "INTR, PUT, EXEC (runs at once), FIRES, UID, CLOCK, RUN, OPEN's "
 			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
 	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
-			 "ONESHOT the fuzzer waits past after the CTL; POLL/SOCKET: id.raw[0] one of "
+			 "ONESHOT the fuzzer waits past after the CTL (an expiry still missing after "
+			 "the barrier is awaited up to 200 ms: the module's hrtimer under TCG, 2.10); "
+			 "POLL/SOCKET: id.raw[0] one of "
 			 "our pipes or socket, read bits only; INODE: our private directory, "
 			 "CREATE|REMOVE; FIRE writes a byte (id1 bit 7: creates a file), BREAK "
 			 "drains (removes one)", "abi.md A6, A8, A9, D13, D31" },
