@@ -40,6 +40,9 @@
  * /proc/stat: kworkers and interrupts included, meaningful where nothing
  * else runs, as in the guest) and "ctxt ..." (context switches per event,
  * machine-wide) follow with the same columns.
+ * "rounds <backend> <N> <kevent/LT> <kevent/ET>" are the medians of the
+ * per-round ratios (both readers of a ratio ran in the same round, under
+ * the same load), as the ring line gives them for the ring.
  * "calls ..." gives the reader's calls per event (epoll_wait, GET_EVENTS, or
  * WAIT plus COMMIT), the syscalls a wake costs beside its read()s.
  * KEVENT_E2006_READERS (e.g. "lt,kevent"; lt, et, kevent, ring) limits the
@@ -413,6 +416,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 {
 	static int ring_err;
 	double v[NREADERS][MAX_RUNS], cpu[NREADERS][MAX_RUNS], rl[MAX_RUNS], re[MAX_RUNS];
+	double kl[MAX_RUNS], ke[MAX_RUNS];
 	double wcpu[NREADERS][MAX_RUNS], scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS];
 	double calls[NREADERS][MAX_RUNS], mk[NREADERS];
 	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
@@ -449,6 +453,8 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 		}
 		rl[r] = v[R_LT][r] > 0 ? v[R_RING][r] / v[R_LT][r] : 0;
 		re[r] = v[R_ET][r] > 0 ? v[R_RING][r] / v[R_ET][r] : 0;
+		kl[r] = v[R_LT][r] > 0 ? v[R_KEVENT][r] / v[R_LT][r] : 0;
+		ke[r] = v[R_ET][r] > 0 ? v[R_KEVENT][r] / v[R_ET][r] : 0;
 	}
 	for (int k = 0; k < NREADERS; k++) {
 		m[k] = bench_median(v[k], runs);
@@ -472,6 +478,9 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	       n, be, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
 	printf("row %s %d %.0f %.0f %.0f %.0f\n", be, n, m[R_LT], m[R_ET], m[R_KEVENT], m[R_RING]);
 	printf("cpu %s %d %.0f %.0f %.0f %.0f\n", be, n, mc[R_LT], mc[R_ET], mc[R_KEVENT], mc[R_RING]);
+	printf("N=%-5d %-6s per-round medians: kevent/LT %.2f  kevent/ET %.2f\n", n, be,
+	       bench_median(kl, runs), bench_median(ke, runs));
+	printf("rounds %s %d %.3f %.3f\n", be, n, bench_median(kl, runs), bench_median(ke, runs));
 	printf("N=%-5d %-6s writer CPU ns/event: epoll LT %.0f  ET %.0f  kevent %.0f  ring %.0f\n",
 	       n, be, mw[R_LT], mw[R_ET], mw[R_KEVENT], mw[R_RING]);
 	printf("N=%-5d %-6s machine busy CPU ns/event: epoll LT %.0f  ET %.0f  kevent %.0f  ring %.0f\n",
