@@ -327,6 +327,21 @@ static void kq_enqueue(struct kevent_queue *q, struct kevent *k)
 }
 
 /*
+ * Wakes poll()/select()/epoll on the kevent fd, when anyone waits there:
+ * a fire whose queue nobody polls (a GET_EVENTS or WAIT reader parks on
+ * the waiters list, not here) costs no poll_wq lock.  wq_has_sleeper()'s
+ * full barrier orders the caller's ready_num (or wake_latched) store
+ * before the look at the wait queue; it pairs with the smp_mb() in
+ * kevent_poll() between poll_wait() and the load of ready_num, so either
+ * the waker sees the poller's entry or the poller sees ready_num.
+ */
+static void kq_wake_poll(struct kevent_queue *q)
+{
+	if (wq_has_sleeper(&q->poll_wq))
+		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
  * D50: CTL_READY with num 0.  The oldest parked GET_EVENTS or WAIT takes
  * what is ready now (possibly nothing) and returns; 1.  With nobody
  * parked the wake is latched for the next call and poll(); 0.
@@ -348,7 +363,7 @@ static long kq_wake_one(struct kevent_queue *q)
 	}
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (!ret)
-		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+		kq_wake_poll(q);
 	return ret;
 }
 
@@ -380,7 +395,7 @@ bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
 	stop = kq_fire_locked(k, ret_flags, data0, data1, &wake);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
-		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+		kq_wake_poll(q);
 	return stop;
 }
 
@@ -404,7 +419,7 @@ bool kevent_ptimer_fire(struct kevent *k, u64 first_idx, u64 n)
 	stop = kq_fire_locked(k, 0, 0, 0, &wake);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
-		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+		kq_wake_poll(q);
 	return stop;
 }
 
@@ -455,6 +470,9 @@ static void kq_level_check(struct kevent_queue *q)
 	bool more;
 
 	lockdep_assert_held(&q->ctl_mutex);
+	/* Nothing listed (the common case): no lock (see kq_level_check_unlocked). */
+	if (list_empty_careful(&q->level))
+		return;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
 	more = !list_empty(&q->level);
 	last = more ? list_last_entry(&q->level, struct kevent, lnode) : NULL;
@@ -758,7 +776,7 @@ static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 	}
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
-		wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+		kq_wake_poll(q);
 	return 1;
 }
 
@@ -1220,6 +1238,7 @@ static void kq_inflight_done(struct kevent_queue *q, struct kevent_waiter *w)
 	unsigned long irqflags;
 	LIST_HEAD(dead);
 	struct kevent *k, *tmp;
+	bool zombies = false;
 	unsigned int i;
 
 	spin_lock_irqsave(&q->ready_lock, irqflags);
@@ -1240,6 +1259,7 @@ static void kq_inflight_done(struct kevent_queue *q, struct kevent_waiter *w)
 		}
 		k->flags |= KEV_ZOMBIE;
 		list_add_tail(&k->rnode, &q->zombies);
+		zombies = true;
 	}
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	list_for_each_entry_safe(k, tmp, &dead, rnode) {
@@ -1247,7 +1267,8 @@ static void kq_inflight_done(struct kevent_queue *q, struct kevent_waiter *w)
 		kmem_cache_free(kevent_cache, k);
 		atomic_dec(&kevent_stats.kevents);
 	}
-	kq_reap(q);
+	if (zombies)
+		kq_reap(q);
 }
 
 /*
@@ -1288,7 +1309,7 @@ static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
 		kmem_cache_free(kevent_cache, k);
 		atomic_dec(&kevent_stats.kevents);
 	}
-	wake_up_poll(&q->poll_wq, EPOLLIN | EPOLLRDNORM);
+	kq_wake_poll(q);
 }
 
 /*
@@ -1322,6 +1343,11 @@ fault:
 	return -EFAULT;
 }
 
+/* ukevent slots that hold n kevent pointers after a WAIT's records. */
+#define KQ_KEVS_SLOTS(n) \
+	DIV_ROUND_UP((size_t)(n) * sizeof(struct kevent *), sizeof(struct ukevent))
+static_assert(sizeof(struct ukevent) % __alignof__(struct kevent *) == 0);
+
 static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 			 const struct kevent_wait_arg *a)
 {
@@ -1339,7 +1365,14 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	now = now || (file->f_flags & O_NONBLOCK) || (a->ioc_flags & KEVENT_GET_NONBLOCK);
 
 	mutex_lock(&q->ctl_mutex);
-	kq_reap(q);
+	/*
+	 * Zombies come from GET_EVENTS on this queue (which reaps its own) or
+	 * a ring copy (reaped at its end): an unlocked look skips the lock
+	 * when there are none; one added just after waits for the next reap,
+	 * as it would had it come a moment later.
+	 */
+	if (!list_empty_careful(&q->zombies))
+		kq_reap(q);
 	ret = -EINVAL;
 	if (!q->uring || a->old_uidx >= q->ring_num)
 		goto out_unlock;
@@ -1347,13 +1380,12 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	if (!a->num || a->old_uidx != q->ring_uidx)
 		goto out_unlock;
 	w.max_nr = min(a->num, q->ring_num);
+	/* One allocation per WAIT: the records, then the kevents taken. */
 	ret = -ENOMEM;
-	w.buf = kevent_buf_alloc(w.max_nr);
+	w.buf = kevent_buf_alloc(w.max_nr + KQ_KEVS_SLOTS(w.max_nr));
 	if (!w.buf)
 		goto out_unlock;
-	w.kevs = kvmalloc_array(w.max_nr, sizeof(*w.kevs), GFP_KERNEL);
-	if (!w.kevs)
-		goto out_free;
+	w.kevs = (struct kevent **)(w.buf + w.max_nr);
 	kq_level_check(q);
 	ret = 0;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
@@ -1365,8 +1397,6 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (w.got)
 		ret = kq_ring_copy(q, &w);
-	kvfree(w.kevs);
-out_free:
 	kevent_buf_free(w.buf);
 out_unlock:
 	mutex_unlock(&q->ctl_mutex);
@@ -1682,6 +1712,8 @@ static __poll_t kevent_poll(struct file *file, poll_table *pt)
 	struct kevent_queue *q = file->private_data;
 
 	poll_wait(file, &q->poll_wq, pt);
+	/* Our wait-queue entry before the load: pairs with kq_wake_poll(). */
+	smp_mb();
 	/* D50: a latched READY wake reads as readable too (take26). */
 	return READ_ONCE(q->ready_num) || READ_ONCE(q->wake_latched) ?
 	       EPOLLIN | EPOLLRDNORM : 0;

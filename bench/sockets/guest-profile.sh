@@ -13,7 +13,9 @@
 #      copies it and its libraries into the guest) samples the whole
 #      machine while one reader runs alone (lt, kevent, ring), 2 s each:
 #      self time by thread, by object and by symbol, and the module's own
-#      functions summed (perf counts them in [kernel.kallsyms]).
+#      functions summed (perf counts them in [kernel.kallsyms]), and the
+#      wake-up and lock symbols.  KEVENT_PROF_BOTH=1 with KEVENT_AB_KO
+#      profiles the kevent readers under the other module too.
 # E2006 names bench-epoll2006 (it lives in the build dir, which the guest
 # mounts at its host path).  Example, from the source tree:
 #   tests/vm/guest run --builddir build-bench --backend module --smp 2 \
@@ -59,8 +61,19 @@ if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
 	done
 fi
 [ -x "$PERF" ] || { echo "no perf given (--extra /usr/bin/perf): no profile"; exit 0; }
+# KEVENT_PROF_BOTH=1 with KEVENT_AB_KO: the kevent readers are profiled
+# under both modules (the other one first), the booted one last.
+MODS=this
+if [ "${KEVENT_PROF_BOTH:-0}" = 1 ] && [ -n "${KEVENT_AB_KO:-}" ]; then
+	MODS="other this"
+fi
+for m in $MODS; do
+if [ "$MODS" != this ]; then
+	if [ $m = other ]; then load "$KEVENT_AB_KO"; else load "$NEW"; fi
+fi
 for r in lt kevent ring; do
-	echo "== perf: reader $r alone, N=2000, 2 s"
+	[ $m = other ] && [ $r = lt ] && continue
+	echo "== perf: reader $r alone, N=2000, 2 s ($m module)"
 	KEVENT_E2006_READERS=$r "$PERF" record -q -a -g -o /tmp/p.data -- "$E2006" 1 2.0 2000 |
 		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
 	for sort in comm dso comm,sym; do
@@ -71,6 +84,10 @@ for r in lt kevent ring; do
 	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
 		awk '$3 ~ /^(kevent_|kq_)/ { sub("%", "", $1); s += $1; if (++n <= 10) print }
 		     END { printf "    %.2f%%  in all\n", s }'
+	echo "-- wake-ups and the queue's locks (__wake_up*, *spin_lock*, *mutex*): share of all samples"
+	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
+		awk '$3 ~ /(^__wake_up|spin_lock|spin_unlock|mutex)/ { print }'
 	rm -f /tmp/p.data
+done
 done
 exit 0
