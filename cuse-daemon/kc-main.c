@@ -58,7 +58,6 @@ static void kc_raise_nofile(void)
 		kc_dbg("RLIMIT_NOFILE %lu", (unsigned long)rl.rlim_cur);
 }
 
-/* Clear messages and distinct codes for what an operator must fix. */
 /*
  * Without --shm-dir, one ring directory per instance under KC_SHM_PARENT
  * (design.md section 4): a start sweeps and a stop removes only its own,
@@ -88,6 +87,7 @@ static int kc_shm_dir_choose(void)
 	return 0;
 }
 
+/* Clear messages and distinct codes for what an operator must fix. */
 static int kc_preflight(void)
 {
 	const char *ctl = kd.opts.fuse_dir ? "/dev/fuse" : "/dev/cuse";
