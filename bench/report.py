@@ -54,7 +54,7 @@ def provenance(text, a):
            f'the logs of this run, nothing rerun or mixed in.']
     if here and kv.get('commit', '').split()[0] != here:
         out.append(f'This text was generated from those logs by `bench/report.py` of commit {here} '
-                   '(the report generator changed after the run; no figure was measured again).')
+                   '(a later commit than the run\'s; no figure was measured again).')
     if 'host_start' in kv:
         out.append(f'Host benchmarks {kv["host_start"]} to {kv.get("host_end", "?")}.')
     boots = []
