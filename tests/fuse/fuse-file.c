@@ -25,6 +25,18 @@
 #include <unistd.h>
 #include <linux/kevent.h>
 
+/*
+ * Every test that needs more than Criterion's default gets this one timeout.
+ * Criterion 2.4.1 (Debian 12) keeps its pending deadlines in a sorted list
+ * and, when a new deadline is earlier than the head, makes it the head
+ * without linking the rest: the running tests' deadlines are dropped (never
+ * enforced) and leaked.  With --jobs >= 2 a shorter timeout started beside a
+ * longer one did exactly that, and the ASan tier's leak check aborted the
+ * runner ("exit status -6 with no failing test") whenever the two
+ * overlapped.  One timeout per program keeps the deadlines in start order.
+ */
+#define FUSE_TEST_TIMEOUT 120
+
 static const char *device(void)
 {
 	const char *d = getenv("KEVENT_DEVICE");
@@ -354,7 +366,7 @@ static void *reader(void *arg)
  * every slot in order, the index never torn, never stepping back.  1500
  * fires cross five pages of slots.
  */
-Test(fuse, eviction_keeps_every_slot_in_order, .timeout = 120)
+Test(fuse, eviction_keeps_every_slot_in_order, .timeout = FUSE_TEST_TIMEOUT)
 {
 	struct evict_run e = { .fd = fuse_open(O_RDONLY) };
 	struct ukevent out[2];
@@ -471,7 +483,7 @@ Test(fuse, other_uid_cannot_reach_queue_or_ring)
 }
 
 /* 1000 queues open at once: each its own inode and ring, all released. */
-Test(fuse, thousand_queues_at_once, .timeout = 120)
+Test(fuse, thousand_queues_at_once, .timeout = FUSE_TEST_TIMEOUT)
 {
 	enum { N = 1000 };
 	static int fds[N];
@@ -540,7 +552,7 @@ Test(fuse, thousand_queues_at_once, .timeout = 120)
  * the interrupt at once), its waiter and queue are released, the daemon
  * serves on.
  */
-Test(fuse, sigkill_of_a_parked_client, .timeout = 60)
+Test(fuse, sigkill_of_a_parked_client, .timeout = FUSE_TEST_TIMEOUT)
 {
 	struct kevent_info info;
 	int fd = fuse_open(O_RDWR), ready[2], st;

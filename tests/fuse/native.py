@@ -98,12 +98,23 @@ def last_line(path):
     return lines[-1] if lines else ''
 
 
+def sanitizer_report(path):
+    """The first line a sanitizer wrote to a program's log, or ''."""
+    try:
+        for line in open(path, errors='replace'):
+            if re.search(r'ERROR: \w+Sanitizer|SUMMARY: \w+Sanitizer|runtime error:', line):
+                return line.strip()
+    except OSError:
+        pass
+    return ''
+
+
 def mounted(path):
     with open('/proc/self/mountinfo') as f:
         return any(line.split()[4] == path for line in f)
 
 
-def parse_criterion(prog, tap_path, rc, rows):
+def parse_criterion(prog, tap_path, rc, rows, log=''):
     """Criterion's TAP ('ok - suite::test ...') -> rows suite/test."""
     plan = count = fails = 0
     pending = None
@@ -140,7 +151,9 @@ def parse_criterion(prog, tap_path, rc, rows):
     if plan != count:
         rows.add(f'{prog}/run', 'fail', f'incomplete TAP: {count} of {plan} results (exit status {rc})')
     elif rc != 0 and fails == 0:
-        rows.add(f'{prog}/run', 'fail', f'exit status {rc} with no failing test')
+        why = sanitizer_report(log)
+        rows.add(f'{prog}/run', 'fail',
+                 f'exit status {rc} with no failing test' + (f': {why}' if why else ''))
 
 
 class Daemon:
@@ -485,14 +498,15 @@ def run_clients(d, clients, work, rows):
         # revision-2 instances of one test side by side reach the cap.
         if name in ('client-limits', 'client-scale'):
             cmd.append('--jobs=1')
-        rc = run_program(cmd, d.device, os.path.join(work, name + '.log'), d.link)
+        log = os.path.join(work, name + '.log')
+        rc = run_program(cmd, d.device, log, d.link)
         if isinstance(rc, OSError):
             # The static -m32 client on a host without 32-bit execution.
             rows.add(f'{name}/run', 'skip', f'cannot execute here: {rc.strerror}')
             continue
         if rc is None:
             rows.add(f'{name}/run', 'fail', f'no exit within {CLIENT_TIMEOUT} s')
-        parse_criterion(name, tap, -1 if rc is None else rc, rows)
+        parse_criterion(name, tap, -1 if rc is None else rc, rows, log)
         gone = d.alive()
         if gone:
             rows.add('backend/alive', 'fail', f'after {name}: {gone}')
