@@ -267,18 +267,6 @@ static void rslots_push(struct kqueue *q, struct kitem *k)
 	q->rslots[k->rpos & (q->rcap - 1)] = k;
 }
 
-/* Next ready kitem off the head, or NULL if none is left. */
-static struct kitem *rslots_pop(struct kqueue *q)
-{
-	while (q->rhead != q->rtail) {
-		struct kitem *k = q->rslots[q->rhead++ & (q->rcap - 1)];
-
-		if (k)
-			return k;
-	}
-	return NULL;
-}
-
 /*
  * Before an ADD entry (q->ctl held): room for every kevent to be ready at
  * once, so the fire path never allocates.
@@ -1229,22 +1217,66 @@ static int probe_out(const struct kuaccess *ua, __u64 uaddr, void *buf, size_t l
 	return 0;
 }
 
-/*
- * The record a dequeue hands out for k (q->lock held).  D58: a POSIX
- * timer's count comes from its grid at this clock reading; D62: a user
- * event's pending result is cleared by being taken (the next trigger
- * starts a new one).
- */
-static void deliver_locked(struct kqueue *q, struct kitem *k, struct ukevent *out)
+/* D58: a POSIX timer's count, from its grid at this clock reading (q->lock held). */
+static void __attribute__((noinline)) deliver_grid(struct kqueue *q, struct kitem *k,
+						   struct ukevent *out)
 {
+	out->ret_data[0] = grid_take(q, k);
+	out->ret_data[1] = 0;
+}
+
+/*
+ * A dequeue's view of the ready FIFO, read once per call (q->lock held):
+ * the stores of the records could alias q's fields, so the compiler would
+ * read them again for every kevent.  POSIX timers exist on revision 3
+ * only, so their test costs one compare per kevent below it.
+ */
+struct take_cursor {
+	struct kitem **slots;
+	unsigned int mask, head;
+	bool grids;		/* revision 3: counts come from grids (D58) */
+	bool level;		/* revision 2: LEVEL kevents are re-checked (D43) */
+};
+
+static struct take_cursor take_begin(const struct kqueue *q)
+{
+	struct take_cursor c = { q->rslots, q->rcap - 1, q->rhead, q->revision >= 3,
+				 q->revision >= 2 };
+
+	return c;
+}
+
+/*
+ * The next ready kevent, its record written to *out (q->lock held, one is
+ * left).  D58: a POSIX timer's count comes from its grid at this clock
+ * reading; D62: a user event's pending result is cleared by being taken
+ * (the next trigger starts a new one).
+ */
+static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
+				     struct ukevent *out)
+{
+	struct kitem *k;
+
+	/* the FIFO is an array: fetch a kitem a few places ahead */
+	__builtin_prefetch(c->slots[(c->head + 8) & c->mask], 1);
+	while (!(k = c->slots[c->head++ & c->mask]))
+		;	/* a hole REMOVE left: ready_num says a kitem follows */
+	k->flags &= ~KITEM_READY;
 	*out = k->uk;
 	out->ret_flags = k->rflags;
 	out->ret_data[0] = k->rdata[0];
 	out->ret_data[1] = k->rdata[1];
-	if (is_ptimer(k) && !(k->rflags & KEVENT_RET_BROKEN)) {
-		out->ret_data[0] = grid_take(q, k);
-		out->ret_data[1] = 0;
-	}
+	if (c->grids && k->uk.type == KEVENT_POSIX_TIMER && !(k->rflags & KEVENT_RET_BROKEN))
+		deliver_grid(q, k, out);
+	return k;
+}
+
+/* n kevents were taken through c (q->lock held). */
+static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int n)
+{
+	q->rhead = c->head;
+	q->ready_num -= n;
+	atomic_fetch_sub(&q->core->n_ready, n);
 }
 
 /* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
@@ -1253,6 +1285,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct klist done, *pos, *tmp;
+	struct take_cursor c;
 	unsigned int n, i;
 	int ret;
 
@@ -1270,21 +1303,16 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	}
 	klist_init(&done);
 	pthread_mutex_lock(&q->lock);
+	c = take_begin(q);
 	for (i = 0; i < n; i++) {
-		struct kitem *k;
+		struct kitem *k = take_one(q, &c, &buf[i]);
 
-		/* the FIFO is an array: fetch a kitem a few places ahead */
-		__builtin_prefetch(q->rslots[(q->rhead + 8) & (q->rcap - 1)], 1);
-		k = rslots_pop(q);
-		k->flags &= ~KITEM_READY;
-		deliver_locked(q, k, &buf[i]);
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			klist_add_tail(&k->rnode, &done);
-		else
+		else if (c.level)
 			level_note(q, k);
 	}
-	q->ready_num -= n;
-	atomic_fetch_sub(&q->core->n_ready, n);
+	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
 	ret = write_out(ua, uaddr, buf, n);
 	/* ONESHOT: freed after the copy (lost with it on a late fault, D10). */
@@ -1371,6 +1399,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct kitem *ksmall[TAKE_ON_STACK], **ks = ksmall;
+	struct take_cursor c;
 	unsigned int n = uring_free(q), i, kidx;
 	int ret;
 
@@ -1392,15 +1421,10 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		}
 	}
 	pthread_mutex_lock(&q->lock);
-	for (i = 0; i < n; i++) {
-		struct kitem *k = rslots_pop(q);
-
-		k->flags &= ~KITEM_READY;
-		ks[i] = k;
-		deliver_locked(q, k, &buf[i]);
-	}
-	q->ready_num -= n;
-	atomic_fetch_sub(&q->core->n_ready, n);
+	c = take_begin(q);
+	for (i = 0; i < n; i++)
+		ks[i] = take_one(q, &c, &buf[i]);
+	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
