@@ -1074,14 +1074,19 @@ static int ready_wake(struct kqueue *q)
 	return 1;
 }
 
-/* D50: a GET_EVENTS or WAIT clears the latch; true if it was set. */
-static bool latch_take(struct kqueue *q)
+/*
+ * D50: a GET_EVENTS or WAIT clears the latch; true if it was set.  *ready
+ * is the ready count, read in the same lock section (q->ctl held: until
+ * the caller dequeues, the count only grows).
+ */
+static bool latch_take(struct kqueue *q, unsigned int *ready)
 {
 	bool was;
 
 	pthread_mutex_lock(&q->lock);
 	was = q->latched;
 	q->latched = false;
+	*ready = q->ready_num;
 	pthread_mutex_unlock(&q->lock);
 	return was;
 }
@@ -1279,9 +1284,15 @@ static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int
 	atomic_fetch_sub(&q->core->n_ready, n);
 }
 
-/* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
+/*
+ * Takes up to max_nr ready kevents in FIFO order and copies them to uaddr.
+ * ready: the ready count the caller read under the q->ctl it still holds;
+ * only a dequeue (q->ctl held) takes kevents off the FIFO, so at least
+ * that many are still there, the first of them in the same order, and the
+ * count costs no lock section of its own.
+ */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
-		       const struct kuaccess *ua)
+		       const struct kuaccess *ua, unsigned int ready)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct klist done, *pos, *tmp;
@@ -1289,9 +1300,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	unsigned int n, i;
 	int ret;
 
-	pthread_mutex_lock(&q->lock);
-	n = q->ready_num < max_nr ? q->ready_num : max_nr;
-	pthread_mutex_unlock(&q->lock);
+	n = ready < max_nr ? ready : max_nr;
 	if (!n)
 		return 0;
 	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
@@ -1592,7 +1601,9 @@ static unsigned int ready_now(struct kqueue *q)
 static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 {
 	struct klist *pos, *tmp;
-	bool due = atomic_exchange(&q->due, false);
+	/* a locked exchange only when set: every GET_EVENTS passes here */
+	bool due = atomic_load_explicit(&q->due, memory_order_relaxed) &&
+		   atomic_exchange(&q->due, false);
 	unsigned int wait_min;
 
 	if (klist_empty(&q->waiters))
@@ -1625,7 +1636,7 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		else if (w->is_wait)
 			w->result = uring_copy(q, w->max_nr, w->req.ua);
 		else
-			w->result = take_events(q, w->max_nr, w->events, w->req.ua);
+			w->result = take_events(q, w->max_nr, w->events, w->req.ua, ready);
 		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
 		klist_add_tail(&w->done_node, done);
 	}
@@ -1851,6 +1862,7 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 {
 	struct klist done;
 	int ret = 0, result;
+	unsigned int ready;
 	bool latched, lvl = false;
 
 	klist_init(&done);
@@ -1859,8 +1871,8 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	if (!arg->max_nr)
 		goto out;
 	lvl = level_check(q);
-	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
-	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
+	latched = latch_take(q, &ready);	/* D50: any GET_EVENTS clears a latched wake */
+	if (!must_not_wait(q, arg, wr) && !latched && ready < arg->min_nr) {
 		if (!wr) {
 			ret = wait_in_place(q, arg, rt_deadline, false, caller, ua, &done,
 					    &result);
@@ -1873,8 +1885,9 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 		}
 		if (ret)
 			goto out;
+		ready = ready_now(q);	/* min_nr was met meanwhile */
 	}
-	ret = take_events(q, arg->max_nr, arg->events, ua);
+	ret = take_events(q, arg->max_nr, arg->events, ua, ready);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	if (lvl)
@@ -1892,6 +1905,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	};
 	struct klist done;
 	int ret = 0, result;
+	unsigned int ready;
 	bool nowait, lvl = false;
 
 	klist_init(&done);
@@ -1907,7 +1921,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 		g.max_nr = q->unum;
 	lvl = level_check(q);
 	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
-	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
+	if (!latch_take(q, &ready) && !nowait && !(ready && uring_free(q))) {
 		if (!wr) {
 			ret = wait_in_place(q, &g, arg->rt_deadline, true, caller, ua, &done,
 					    &result);
