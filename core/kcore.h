@@ -284,6 +284,7 @@ struct kdisp_plan {
 	/*
 	 * User bytes phase 2 reads (in) and writes (out), each non-empty, in
 	 * the order the call touches them.  A range may appear in both.
+	 * Entries past nin and nout are left unset.
 	 */
 	struct kdisp_range in[KDISP_RANGES];
 	unsigned int nin;

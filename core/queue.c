@@ -267,18 +267,6 @@ static void rslots_push(struct kqueue *q, struct kitem *k)
 	q->rslots[k->rpos & (q->rcap - 1)] = k;
 }
 
-/* Next ready kitem off the head, or NULL if none is left. */
-static struct kitem *rslots_pop(struct kqueue *q)
-{
-	while (q->rhead != q->rtail) {
-		struct kitem *k = q->rslots[q->rhead++ & (q->rcap - 1)];
-
-		if (k)
-			return k;
-	}
-	return NULL;
-}
-
 /*
  * Before an ADD entry (q->ctl held): room for every kevent to be ready at
  * once, so the fire path never allocates.
@@ -1086,14 +1074,19 @@ static int ready_wake(struct kqueue *q)
 	return 1;
 }
 
-/* D50: a GET_EVENTS or WAIT clears the latch; true if it was set. */
-static bool latch_take(struct kqueue *q)
+/*
+ * D50: a GET_EVENTS or WAIT clears the latch; true if it was set.  *ready
+ * is the ready count, read in the same lock section (q->ctl held: until
+ * the caller dequeues, the count only grows).
+ */
+static bool latch_take(struct kqueue *q, unsigned int *ready)
 {
 	bool was;
 
 	pthread_mutex_lock(&q->lock);
 	was = q->latched;
 	q->latched = false;
+	*ready = q->ready_num;
 	pthread_mutex_unlock(&q->lock);
 	return was;
 }
@@ -1229,36 +1222,85 @@ static int probe_out(const struct kuaccess *ua, __u64 uaddr, void *buf, size_t l
 	return 0;
 }
 
-/*
- * The record a dequeue hands out for k (q->lock held).  D58: a POSIX
- * timer's count comes from its grid at this clock reading; D62: a user
- * event's pending result is cleared by being taken (the next trigger
- * starts a new one).
- */
-static void deliver_locked(struct kqueue *q, struct kitem *k, struct ukevent *out)
+/* D58: a POSIX timer's count, from its grid at this clock reading (q->lock held). */
+static void __attribute__((noinline)) deliver_grid(struct kqueue *q, struct kitem *k,
+						   struct ukevent *out)
 {
+	out->ret_data[0] = grid_take(q, k);
+	out->ret_data[1] = 0;
+}
+
+/*
+ * A dequeue's view of the ready FIFO, read once per call (q->lock held):
+ * the stores of the records could alias q's fields, so the compiler would
+ * read them again for every kevent.  POSIX timers exist on revision 3
+ * only, so their test costs one compare per kevent below it.
+ */
+struct take_cursor {
+	struct kitem **slots;
+	unsigned int mask, head;
+	bool grids;		/* revision 3: counts come from grids (D58) */
+	bool level;		/* revision 2: LEVEL kevents are re-checked (D43) */
+};
+
+static struct take_cursor take_begin(const struct kqueue *q)
+{
+	struct take_cursor c = { q->rslots, q->rcap - 1, q->rhead, q->revision >= 3,
+				 q->revision >= 2 };
+
+	return c;
+}
+
+/*
+ * The next ready kevent, its record written to *out (q->lock held, one is
+ * left).  D58: a POSIX timer's count comes from its grid at this clock
+ * reading; D62: a user event's pending result is cleared by being taken
+ * (the next trigger starts a new one).
+ */
+static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
+				     struct ukevent *out)
+{
+	struct kitem *k;
+
+	/* the FIFO is an array: fetch a kitem a few places ahead */
+	__builtin_prefetch(c->slots[(c->head + 8) & c->mask], 1);
+	while (!(k = c->slots[c->head++ & c->mask]))
+		;	/* a hole REMOVE left: ready_num says a kitem follows */
+	k->flags &= ~KITEM_READY;
 	*out = k->uk;
 	out->ret_flags = k->rflags;
 	out->ret_data[0] = k->rdata[0];
 	out->ret_data[1] = k->rdata[1];
-	if (is_ptimer(k) && !(k->rflags & KEVENT_RET_BROKEN)) {
-		out->ret_data[0] = grid_take(q, k);
-		out->ret_data[1] = 0;
-	}
+	if (c->grids && k->uk.type == KEVENT_POSIX_TIMER && !(k->rflags & KEVENT_RET_BROKEN))
+		deliver_grid(q, k, out);
+	return k;
 }
 
-/* Takes up to max_nr ready kevents in FIFO order and copies them to uaddr. */
+/* n kevents were taken through c (q->lock held). */
+static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int n)
+{
+	q->rhead = c->head;
+	q->ready_num -= n;
+	atomic_fetch_sub(&q->core->n_ready, n);
+}
+
+/*
+ * Takes up to max_nr ready kevents in FIFO order and copies them to uaddr.
+ * ready: the ready count the caller read under the q->ctl it still holds;
+ * only a dequeue (q->ctl held) takes kevents off the FIFO, so at least
+ * that many are still there, the first of them in the same order, and the
+ * count costs no lock section of its own.
+ */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
-		       const struct kuaccess *ua)
+		       const struct kuaccess *ua, unsigned int ready)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct klist done, *pos, *tmp;
+	struct take_cursor c;
 	unsigned int n, i;
 	int ret;
 
-	pthread_mutex_lock(&q->lock);
-	n = q->ready_num < max_nr ? q->ready_num : max_nr;
-	pthread_mutex_unlock(&q->lock);
+	n = ready < max_nr ? ready : max_nr;
 	if (!n)
 		return 0;
 	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
@@ -1270,21 +1312,16 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	}
 	klist_init(&done);
 	pthread_mutex_lock(&q->lock);
+	c = take_begin(q);
 	for (i = 0; i < n; i++) {
-		struct kitem *k;
+		struct kitem *k = take_one(q, &c, &buf[i]);
 
-		/* the FIFO is an array: fetch a kitem a few places ahead */
-		__builtin_prefetch(q->rslots[(q->rhead + 8) & (q->rcap - 1)], 1);
-		k = rslots_pop(q);
-		k->flags &= ~KITEM_READY;
-		deliver_locked(q, k, &buf[i]);
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			klist_add_tail(&k->rnode, &done);
-		else
+		else if (c.level)
 			level_note(q, k);
 	}
-	q->ready_num -= n;
-	atomic_fetch_sub(&q->core->n_ready, n);
+	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
 	ret = write_out(ua, uaddr, buf, n);
 	/* ONESHOT: freed after the copy (lost with it on a late fault, D10). */
@@ -1371,6 +1408,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct kitem *ksmall[TAKE_ON_STACK], **ks = ksmall;
+	struct take_cursor c;
 	unsigned int n = uring_free(q), i, kidx;
 	int ret;
 
@@ -1392,15 +1430,10 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		}
 	}
 	pthread_mutex_lock(&q->lock);
-	for (i = 0; i < n; i++) {
-		struct kitem *k = rslots_pop(q);
-
-		k->flags &= ~KITEM_READY;
-		ks[i] = k;
-		deliver_locked(q, k, &buf[i]);
-	}
-	q->ready_num -= n;
-	atomic_fetch_sub(&q->core->n_ready, n);
+	c = take_begin(q);
+	for (i = 0; i < n; i++)
+		ks[i] = take_one(q, &c, &buf[i]);
+	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
@@ -1568,7 +1601,9 @@ static unsigned int ready_now(struct kqueue *q)
 static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 {
 	struct klist *pos, *tmp;
-	bool due = atomic_exchange(&q->due, false);
+	/* a locked exchange only when set: every GET_EVENTS passes here */
+	bool due = atomic_load_explicit(&q->due, memory_order_relaxed) &&
+		   atomic_exchange(&q->due, false);
 	unsigned int wait_min;
 
 	if (klist_empty(&q->waiters))
@@ -1601,7 +1636,7 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		else if (w->is_wait)
 			w->result = uring_copy(q, w->max_nr, w->req.ua);
 		else
-			w->result = take_events(q, w->max_nr, w->events, w->req.ua);
+			w->result = take_events(q, w->max_nr, w->events, w->req.ua, ready);
 		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
 		klist_add_tail(&w->done_node, done);
 	}
@@ -1827,6 +1862,7 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 {
 	struct klist done;
 	int ret = 0, result;
+	unsigned int ready;
 	bool latched, lvl = false;
 
 	klist_init(&done);
@@ -1835,8 +1871,8 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	if (!arg->max_nr)
 		goto out;
 	lvl = level_check(q);
-	latched = latch_take(q);	/* D50: any GET_EVENTS clears a latched wake */
-	if (!must_not_wait(q, arg, wr) && !latched && ready_now(q) < arg->min_nr) {
+	latched = latch_take(q, &ready);	/* D50: any GET_EVENTS clears a latched wake */
+	if (!must_not_wait(q, arg, wr) && !latched && ready < arg->min_nr) {
 		if (!wr) {
 			ret = wait_in_place(q, arg, rt_deadline, false, caller, ua, &done,
 					    &result);
@@ -1849,8 +1885,9 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 		}
 		if (ret)
 			goto out;
+		ready = ready_now(q);	/* min_nr was met meanwhile */
 	}
-	ret = take_events(q, arg->max_nr, arg->events, ua);
+	ret = take_events(q, arg->max_nr, arg->events, ua, ready);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	if (lvl)
@@ -1868,6 +1905,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 	};
 	struct klist done;
 	int ret = 0, result;
+	unsigned int ready;
 	bool nowait, lvl = false;
 
 	klist_init(&done);
@@ -1883,7 +1921,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 		g.max_nr = q->unum;
 	lvl = level_check(q);
 	nowait = arg->nonblock || !arg->timeout_ns || (!wr && q->core->cfg.deterministic);
-	if (!latch_take(q) && !nowait && !(ready_now(q) && uring_free(q))) {
+	if (!latch_take(q, &ready) && !nowait && !(ready && uring_free(q))) {
 		if (!wr) {
 			ret = wait_in_place(q, &g, arg->rt_deadline, true, caller, ua, &done,
 					    &result);
