@@ -45,6 +45,9 @@
  * the same load), as the ring line gives them for the ring.
  * "calls ..." gives the reader's calls per event (epoll_wait, GET_EVENTS, or
  * WAIT plus COMMIT), the syscalls a wake costs beside its read()s.
+ * "writes ..." gives the writer's one-byte writes per event (the bytes a
+ * reader's drain takes per event, which a cost per event includes) and
+ * "refused ..." its writes refused with EAGAIN (a full socket) per event.
  * KEVENT_E2006_READERS (e.g. "lt,kevent"; lt, et, kevent, ring) limits the
  * readers, for profiling one of them; KEVENT_E2006_COMMIT_EACH=1 makes the
  * ring reader commit after every wait, to measure what the lazy commit saves.
@@ -104,8 +107,14 @@ static double last_cpu_ns;
 /* The writer thread's CPU seconds in its last run (it stores them at exit). */
 static double writer_cpu_s;
 
+/* The writer's bytes written (one per write) and refused writes, same run. */
+static unsigned long long writer_writes, writer_eagain;
+
 /* The last run's writer CPU, machine busy CPU ns and context switches per event. */
 static double last_wcpu_ns, last_scpu_ns, last_ctxt;
+
+/* The last run's writes per event: bytes a reader's drain takes per event. */
+static double last_wpe, last_refused;
 
 /* The reader's wait calls (and commits) in its last run, and per event. */
 static unsigned long long run_calls;
@@ -167,21 +176,30 @@ static void run_end(unsigned long long events)
 static void writer_cost(unsigned long long events)
 {
 	last_wcpu_ns = events ? writer_cpu_s * 1e9 / (double)events : 0;
+	last_wpe = events ? (double)writer_writes / (double)events : 0;
+	last_refused = events ? (double)writer_eagain / (double)events : 0;
 }
 
 static void *writer(void *arg)
 {
 	unsigned int x = 2463534242u;
+	unsigned long long ok = 0, again = 0;
 	double c0 = cpu_s();
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		x ^= x << 13;
 		x ^= x >> 17;
 		x ^= x << 5;
-		if (write(sv[x % (unsigned int)npairs][1], "x", 1) < 0 && errno != EAGAIN)
+		if (write(sv[x % (unsigned int)npairs][1], "x", 1) == 1)
+			ok++;
+		else if (errno == EAGAIN)
+			again++;
+		else
 			break;
 	}
 	writer_cpu_s = cpu_s() - c0;
+	writer_writes = ok;
+	writer_eagain = again;
 	return NULL;
 }
 
@@ -419,6 +437,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	double kl[MAX_RUNS], ke[MAX_RUNS];
 	double wcpu[NREADERS][MAX_RUNS], scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS];
 	double calls[NREADERS][MAX_RUNS], mk[NREADERS];
+	double wpe[NREADERS][MAX_RUNS], ref[NREADERS][MAX_RUNS], mp[NREADERS], mr[NREADERS];
 	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
 	__u32 type;
 
@@ -429,6 +448,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 			int who = (r + k) % NREADERS;
 
 			cpu[who][r] = wcpu[who][r] = scpu[who][r] = ctxt[who][r] = calls[who][r] = 0;
+			wpe[who][r] = ref[who][r] = 0;
 			if ((who == R_RING && ring_err) || !reader_on(who)) {
 				v[who][r] = 0;
 				continue;
@@ -439,6 +459,8 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 			scpu[who][r] = last_scpu_ns;
 			ctxt[who][r] = last_ctxt;
 			calls[who][r] = last_calls;
+			wpe[who][r] = last_wpe;
+			ref[who][r] = last_refused;
 			if (v[who][r] >= 0)
 				continue;
 			if (who != R_RING) {
@@ -463,6 +485,8 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 		ms[k] = bench_median(scpu[k], runs);
 		mx[k] = bench_median(ctxt[k], runs);
 		mk[k] = bench_median(calls[k], runs);
+		mp[k] = bench_median(wpe[k], runs);
+		mr[k] = bench_median(ref[k], runs);
 	}
 	if (*base == 0 && m[R_KEVENT] > 0)
 		*base = 1e9 / m[R_KEVENT];
@@ -491,6 +515,8 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	printf("scpu %s %d %.0f %.0f %.0f %.0f\n", be, n, ms[R_LT], ms[R_ET], ms[R_KEVENT], ms[R_RING]);
 	printf("ctxt %s %d %.3f %.3f %.3f %.3f\n", be, n, mx[R_LT], mx[R_ET], mx[R_KEVENT], mx[R_RING]);
 	printf("calls %s %d %.3f %.3f %.3f %.3f\n", be, n, mk[R_LT], mk[R_ET], mk[R_KEVENT], mk[R_RING]);
+	printf("writes %s %d %.3f %.3f %.3f %.3f\n", be, n, mp[R_LT], mp[R_ET], mp[R_KEVENT], mp[R_RING]);
+	printf("refused %s %d %.3f %.3f %.3f %.3f\n", be, n, mr[R_LT], mr[R_ET], mr[R_KEVENT], mr[R_RING]);
 	fflush(stdout);
 	return 0;
 }
