@@ -47,7 +47,8 @@
  * WAIT plus COMMIT), the syscalls a wake costs beside its read()s.
  * "writes ..." gives the writer's one-byte writes per event (the bytes a
  * reader's drain takes per event, which a cost per event includes) and
- * "refused ..." its writes refused with EAGAIN (a full socket) per event.
+ * "refused ..." its writes refused with EAGAIN (a full socket) per event;
+ * "events ..." the events delivered at that N, summed over the runs.
  * KEVENT_E2006_READERS (e.g. "lt,kevent"; lt, et, kevent, ring) limits the
  * readers, for profiling one of them; KEVENT_E2006_COMMIT_EACH=1 makes the
  * ring reader commit after every wait, to measure what the lazy commit saves.
@@ -116,6 +117,9 @@ static double last_wcpu_ns, last_scpu_ns, last_ctxt;
 /* The last run's writes per event: bytes a reader's drain takes per event. */
 static double last_wpe, last_refused;
 
+/* The last run's events (for a total over the runs at one N). */
+static unsigned long long last_events;
+
 /* The reader's wait calls (and commits) in its last run, and per event. */
 static unsigned long long run_calls;
 static double last_calls;
@@ -171,6 +175,7 @@ static void run_end(unsigned long long events)
 	last_scpu_ns = e ? (s.busy_s - run_sys0.busy_s) * 1e9 / e : 0;
 	last_ctxt = e ? (s.ctxt - run_sys0.ctxt) / e : 0;
 	last_calls = e ? (double)run_calls / e : 0;
+	last_events = events;
 }
 
 static void writer_cost(unsigned long long events)
@@ -438,6 +443,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	double wcpu[NREADERS][MAX_RUNS], scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS];
 	double calls[NREADERS][MAX_RUNS], mk[NREADERS];
 	double wpe[NREADERS][MAX_RUNS], ref[NREADERS][MAX_RUNS], mp[NREADERS], mr[NREADERS];
+	unsigned long long tot[NREADERS] = { 0 };
 	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
 	__u32 type;
 
@@ -460,6 +466,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 			ctxt[who][r] = last_ctxt;
 			calls[who][r] = last_calls;
 			wpe[who][r] = last_wpe;
+			tot[who] += v[who][r] > 0 ? last_events : 0;
 			ref[who][r] = last_refused;
 			if (v[who][r] >= 0)
 				continue;
@@ -517,6 +524,7 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	printf("calls %s %d %.3f %.3f %.3f %.3f\n", be, n, mk[R_LT], mk[R_ET], mk[R_KEVENT], mk[R_RING]);
 	printf("writes %s %d %.3f %.3f %.3f %.3f\n", be, n, mp[R_LT], mp[R_ET], mp[R_KEVENT], mp[R_RING]);
 	printf("refused %s %d %.3f %.3f %.3f %.3f\n", be, n, mr[R_LT], mr[R_ET], mr[R_KEVENT], mr[R_RING]);
+	printf("events %s %d %llu %llu %llu %llu\n", be, n, tot[R_LT], tot[R_ET], tot[R_KEVENT], tot[R_RING]);
 	fflush(stdout);
 	return 0;
 }

@@ -29,8 +29,10 @@
 #   6. KEVENT_HOST_SWEEP=1: for the host only (no perf in the guest), AB_PASSES
 #      passes of the benchmark as scripts/bench runs it (3 rounds of 1 s, the
 #      readers interleaved) over KEVENT_PROF_N in one process, the host's
-#      profile switching at each N, then each N in a fresh process; the
-#      guest's TLB shootdowns (/proc/interrupts) per N beside the costs.
+#      profile switching at each N (a list may repeat N: 1000,2000,1000,2000
+#      alternates them), then each N in a fresh process (KEVENT_HOST_FRESH=0:
+#      not); the guest's TLB shootdowns (/proc/interrupts) per N beside
+#      the costs.  A profile is named p<pass>-<segment>-n<N>.
 # E2006 names bench-epoll2006 (it lives in the build dir, which the guest
 # mounts at its host path).  Example, from the source tree:
 #   tests/vm/guest run --builddir build-bench --backend module --smp 2 \
@@ -64,11 +66,12 @@ tlb_shootdowns() {
 }
 
 # host_sweep TAG READERS N...: one process over every N, the host's profile
-# (host-profile.sh) named TAG-nN for each; the lines scripts/bench reads.
+# (host-profile.sh) named pTAG-<segment>-nN for each; the lines scripts/bench
+# reads.
 host_sweep() {
-	tag=$1 rd=$2
+	tag=$1 rd=$2 seg=1
 	shift 2
-	echo "kevent-host-perf: start p$tag-n$1" >/dev/console
+	echo "kevent-host-perf: start p$tag-$seg-n$1" >/dev/console
 	sleep 2
 	echo "== host sweep $tag: N=$*, readers $rd, 3 rounds of 1 s, no guest perf"
 	t0=$(tlb_shootdowns)
@@ -79,15 +82,16 @@ host_sweep() {
 			echo "tlb-shootdowns N=$1 $((t - t0))"
 			t0=$t
 			shift
+			seg=$((seg + 1))
 			if [ $# -gt 0 ]; then
-				echo "kevent-host-perf: start p$tag-n$1" >/dev/console
+				echo "kevent-host-perf: start p$tag-$seg-n$1" >/dev/console
 			else
 				echo "kevent-host-perf: stop" >/dev/console
 			fi
 			;;
 		esac
 		case $l in
-		row* | cpu* | wcpu* | scpu* | ctxt* | calls* | writes* | refused*) echo "$l" ;;
+		row* | cpu* | wcpu* | scpu* | ctxt* | calls* | writes* | refused* | events*) echo "$l" ;;
 		esac
 	done
 	sleep 1
@@ -112,20 +116,22 @@ if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
 	done
 fi
 PROF_N=$(echo "${KEVENT_PROF_N:-2000}" | tr , ' ')
-PROF_READERS=$(echo "${KEVENT_PROF_READERS:-lt,kevent,ring}" | tr , ' ')
+PROF_RD=${KEVENT_PROF_READERS:-lt,kevent,ring}
+PROF_READERS=$(echo "$PROF_RD" | tr , ' ')
 PROF_S=${KEVENT_PROF_SECONDS:-2.0}
 PROF_TOP=${KEVENT_PROF_TOP:-25}
 if [ "${KEVENT_PROF_SWEEP:-0}" = 1 ]; then
 	echo "== sweep: readers $PROF_READERS, 3 rounds of 1 s, no perf"
-	KEVENT_E2006_READERS=$(echo $PROF_READERS | tr ' ' ,) "$E2006" 3 1.0 100 1000 2000 4000 |
+	KEVENT_E2006_READERS=$PROF_RD "$E2006" 3 1.0 100 1000 2000 4000 |
 		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
 fi
 if [ "${KEVENT_HOST_SWEEP:-0}" = 1 ]; then
-	rd=$(echo $PROF_READERS | tr ' ' ,)
 	for pass in $(seq "${AB_PASSES:-2}"); do
-		host_sweep "$pass" "$rd" $PROF_N
+		# shellcheck disable=SC2086 # one word per N
+		host_sweep "$pass" "$PROF_RD" $PROF_N
+		[ "${KEVENT_HOST_FRESH:-1}" = 1 ] || continue
 		for n in $PROF_N; do
-			host_sweep "$pass-fresh" "$rd" "$n"
+			host_sweep "$pass-fresh" "$PROF_RD" "$n"
 		done
 	done
 fi
