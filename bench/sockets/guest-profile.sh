@@ -111,7 +111,7 @@ if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
 		for each in 1 0; do
 			echo "== pass $pass: ring reader, commit after every wait: $each"
 			KEVENT_E2006_READERS=lt,ring KEVENT_E2006_COMMIT_EACH=$each "$E2006" 3 1.0 2000 |
-				grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+				grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
 		done
 	done
 fi
@@ -123,7 +123,7 @@ PROF_TOP=${KEVENT_PROF_TOP:-25}
 if [ "${KEVENT_PROF_SWEEP:-0}" = 1 ]; then
 	echo "== sweep: readers $PROF_READERS, 3 rounds of 1 s, no perf"
 	KEVENT_E2006_READERS=$PROF_RD "$E2006" 3 1.0 100 1000 2000 4000 |
-		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
 fi
 if [ "${KEVENT_HOST_SWEEP:-0}" = 1 ]; then
 	for pass in $(seq "${AB_PASSES:-2}"); do
@@ -155,13 +155,16 @@ for r in $PROF_READERS; do
 		sleep 2
 		echo "== host perf: reader $r alone, N=$n, $PROF_S s, no guest perf"
 		KEVENT_E2006_READERS=$r "$E2006" 1 "$PROF_S" "$n" |
-			grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+			grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
 		echo "kevent-host-perf: stop" >/dev/console
 		sleep 1
 	fi
 	echo "== perf: reader $r alone, N=$n, $PROF_S s ($m module)"
 	KEVENT_E2006_READERS=$r "$PERF" record -q -a -g -o /tmp/p.data -- "$E2006" 1 "$PROF_S" "$n" |
-		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
+	# All samples (every CPU, idle included): with the events line, a
+	# symbol's share gives its samples per event.
+	"$PERF" report -i /tmp/p.data --stdio --sort comm -g none 2>/dev/null | grep -m1 '^# Samples'
 	for sort in comm dso sym; do
 		echo "-- by $sort"
 		"$PERF" report -q -i /tmp/p.data --no-children --sort "$sort" -g none 2>/dev/null |
