@@ -25,10 +25,12 @@
 #      stop" written to the console, for bench/sockets/host-profile.sh on
 #      the host (it follows guest run --verbose and samples qemu itself).
 #      KEVENT_PROF_SWEEP=1 first runs those readers at 100, 1,000, 2,000
-#      and 4,000 sockets without perf (3 rounds of 1 s), for their costs.
+#      and 4,000 sockets without perf (3 rounds of 1 s, the N interleaved
+#      as scripts/bench runs them), for their costs.
 #   6. KEVENT_HOST_SWEEP=1: for the host only (no perf in the guest), AB_PASSES
-#      passes of the benchmark as scripts/bench runs it (3 rounds of 1 s, the
-#      readers interleaved) over KEVENT_PROF_N in one process, the host's
+#      passes of the benchmark (3 rounds of 1 s, the readers interleaved)
+#      over KEVENT_PROF_N one N after the other (KEVENT_E2006_SEQUENTIAL=1)
+#      in one process, the host's
 #      profile switching at each N (a list may repeat N: 1000,2000,1000,2000
 #      alternates them), then each N in a fresh process (KEVENT_HOST_FRESH=0:
 #      not); the guest's TLB shootdowns (/proc/interrupts) per N beside
@@ -75,7 +77,7 @@ host_sweep() {
 	sleep 2
 	echo "== host sweep $tag: N=$*, readers $rd, 3 rounds of 1 s, no guest perf"
 	t0=$(tlb_shootdowns)
-	KEVENT_E2006_READERS=$rd "$E2006" 3 1.0 "$@" | while IFS= read -r l; do
+	KEVENT_E2006_SEQUENTIAL=1 KEVENT_E2006_READERS=$rd "$E2006" 3 1.0 "$@" | while IFS= read -r l; do
 		case $l in
 		"row "*)
 			t=$(tlb_shootdowns)
@@ -121,7 +123,7 @@ PROF_READERS=$(echo "$PROF_RD" | tr , ' ')
 PROF_S=${KEVENT_PROF_SECONDS:-2.0}
 PROF_TOP=${KEVENT_PROF_TOP:-25}
 if [ "${KEVENT_PROF_SWEEP:-0}" = 1 ]; then
-	echo "== sweep: readers $PROF_READERS, 3 rounds of 1 s, no perf"
+	echo "== sweep: readers $PROF_READERS, 3 rounds of 1 s, the N interleaved, no perf"
 	KEVENT_E2006_READERS=$PROF_RD "$E2006" 3 1.0 100 1000 2000 4000 |
 		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
 fi
