@@ -384,6 +384,9 @@ def main():
         series_lt.append((f'{be} get_events / epoll LT', pts_lt))
         series_ring.append((f'{be} ring / epoll LT', pts_ring))
         series_cost.append((be, pts_cost))
+        if be == 'module':
+            # the same run's epoll LT: what the shared socket path does by itself
+            series_cost.append(('epoll LT (module run)', lt_growth(rows)))
         if be == 'module' and 2000 in rows:
             lt, et, kv, rg = rows[2000]
             kround = {int(n): float(x) for n, x in
@@ -502,7 +505,7 @@ def main():
                      extra='set xrange [70:6000]\nset yrange [0:*]')
     if png:
         w(f'![events/s against sockets]({png})\n')
-    png = plots.plot('e2006-cost', 'kevent ns/event against sockets, relative to the smallest N',
+    png = plots.plot('e2006-cost', 'ns/event against sockets, relative to the smallest N',
                      'connected sockets', 'ns/event / ns/event at smallest N', series_cost, logx=True,
                      extra='set xrange [70:6000]\nset yrange [0:*]')
     if png:
