@@ -12,6 +12,9 @@ import statistics
 import subprocess
 
 E2006_REF = {'kevent': 59794, 'lt': 57428, 'et': 78265}
+# Writes per event above which the writer outran the reader at the smallest
+# N (1.1 to 1.9 on a quiet host, 2.2 to 11 on a loaded one: bench/changes.md).
+E2006_OUTRAN = 2.0
 TARGETS = {
     'drain64': 0.25, 'mem': 256, 'addrm': 1.5, 'timer': 2.0, 'sock': 0.6,
     'ioctl': 1.2, 'batch': 30, 'e2006': 1.0, 'flat': 1.5,
@@ -121,10 +124,38 @@ def parse_e2006(text):
 def parse_e2006_cpu(text, tag='cpu'):
     """Per-event costs {N: (lt, et, kevent, ring)}: tag cpu (the reader
     thread's CPU ns), wcpu (the writer's), scpu (machine busy ns), ctxt
-    (context switches)."""
+    (context switches), calls (the reader's), writes (the writer's bytes)."""
     num = r'([\d.]+)'
-    return {int(n): tuple(float(x) if tag in ('ctxt', 'calls') else int(float(x)) for x in v) for n, *v in
+    return {int(n): tuple(float(x) if tag in ('ctxt', 'calls', 'writes') else int(float(x)) for x in v) for n, *v in
             re.findall(rf'^{tag} \S+ (\d+) {num} {num} {num} {num}', text, re.M)}
+
+
+def lt_growth(rows):
+    """[(N, epoll LT's cost per event at N over at the smallest N)] from
+    the rates {N: (lt, et, kevent, ring)}."""
+    pts = [(n, r[0]) for n, r in sorted(rows.items()) if r[0] > 0]
+    return [(n, pts[0][1] / lt) for n, lt in pts]
+
+
+def rel_growth(rows, col=2):
+    """[(N, growth of column col's cost per event over epoll LT's growth)]
+    from the rates, both against their own smallest N: the module's share
+    of the growth, with what the shared socket path adds under the same
+    load taken out."""
+    pts = [(n, r[0], r[col]) for n, r in sorted(rows.items()) if r[0] > 0 and r[col] > 0]
+    if not pts:
+        return []
+    _, lt0, kv0 = pts[0]
+    return [(n, (kv0 / kv) / (lt0 / lt)) for n, lt, kv in pts]
+
+
+def rel_growth_cpu(cpu, col=2):
+    """The same from the reader CPU ns per event {N: (lt, et, kevent, ring)}."""
+    pts = [(n, c[0], c[col]) for n, c in sorted(cpu.items()) if c[0] > 0 and c[col] > 0]
+    if not pts:
+        return []
+    _, lt0, kv0 = pts[0]
+    return [(n, (kv / kv0) / (lt / lt0)) for n, lt, kv in pts]
 
 
 def parse_ioctl(text):
@@ -309,6 +340,8 @@ def main():
       'on epoll LT, epoll ET, kevent through `kevent_get_events` and kevent through the '
       'revision-2 ring (`kevent_init`, then `kevent_wait` + `kevent_commit`, a ring of 256 '
       'slots committed once half of it is read, as take26\'s ring lets a consumer do), every reader at batch 64, interleaved with the order rotating each round, '
+      'the N interleaved too (each round goes through every N, forward and backward in turn, so a drift of the host\'s load '
+      'does not show as a growth with N; logs from before that change ran one N after the other), '
       'in one run per backend (`bench/sockets/epoll2006.c`). The 2006 thread\'s figures '
       f'(its own machine, for reference only): kevent {E2006_REF["kevent"]:,}, epoll LT '
       f'{E2006_REF["lt"]:,}, epoll ET {E2006_REF["et"]:,} events/s, i.e. kevent/LT '
@@ -321,18 +354,20 @@ def main():
     series_et, series_lt, series_cost, series_ring = [], [], [], []
     ref2006 = f'{E2006_REF["kevent"] / E2006_REF["lt"]:.2f}, {E2006_REF["kevent"] / E2006_REF["et"]:.2f}'
     w('| backend | N | epoll LT ev/s | epoll ET ev/s | get_events ev/s | ring ev/s | get_events / LT | get_events / ET '
-      '| ring / LT | ring / ET | ring / LT per round | ns/event vs N=smallest | 2006: kevent/LT, kevent/ET |')
-    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+      '| ring / LT | ring / ET | ring / LT per round | ns/event vs N=smallest | epoll LT ns/event vs N=smallest '
+      '| get_events growth / LT growth | 2006: kevent/LT, kevent/ET |')
+    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
     notes = []
     for be, log, label in sources:
         rows, kind, rnd, why = parse_e2006(raw(log))
         if not rows:
-            w(f'| {label} | – | not measured | | | | | | | | | | |')
+            w(f'| {label} | – | not measured | | | | | | | | | | | | |')
             continue
         if why:
             notes.append(f'{label}: the revision-2 ring was not measured ({why}).')
         base = None
         pts_et, pts_lt, pts_cost, pts_ring = [], [], [], []
+        ltg, relg = dict(lt_growth(rows)), dict(rel_growth(rows))
         for n, (lt, et, kv, rg) in sorted(rows.items()):
             if kv <= 0:
                 continue
@@ -346,11 +381,15 @@ def main():
                           f'– | {kv / lt:.2f} | {kv / et:.2f} | – | – | –')
             if rg:
                 pts_ring.append((n, rg / lt))
-            w(f'| {label} ({kind}) | {n:,} | {lt:,} | {et:,} | {kv:,} | {ring_cells} | {cost:.2f} | {ref2006} |')
+            grow = (f'{ltg[n]:.2f} | {relg[n]:.2f}' if n in ltg and n in relg else '– | –')
+            w(f'| {label} ({kind}) | {n:,} | {lt:,} | {et:,} | {kv:,} | {ring_cells} | {cost:.2f} | {grow} | {ref2006} |')
         series_et.append((f'{be} get_events / epoll ET', pts_et))
         series_lt.append((f'{be} get_events / epoll LT', pts_lt))
         series_ring.append((f'{be} ring / epoll LT', pts_ring))
         series_cost.append((be, pts_cost))
+        if be == 'module':
+            # the same run's epoll LT: what the shared socket path does by itself
+            series_cost.append(('epoll LT (module run)', lt_growth(rows)))
         if be == 'module' and 2000 in rows:
             lt, et, kv, rg = rows[2000]
             kround = {int(n): float(x) for n, x in
@@ -363,14 +402,52 @@ def main():
                 head.append(('module kevent through the revision-2 ring vs epoll LT, 2,000 sockets',
                              f'{rg / lt:.2f}{per}', f'≥ {TARGETS["e2006"]}', verdict(rg / lt >= TARGETS['e2006'])))
             worst = max(c for _, c in pts_cost)
-            head.append(('module cost per event, 100..4,000 sockets (max / smallest N)', f'{worst:.2f}',
+            lt_worst = max(g for _, g in lt_growth(rows))
+            head.append(('module cost per event, 100..4,000 sockets (max / smallest N)',
+                         f'{worst:.2f} (epoll LT {lt_worst:.2f})',
                          f'≤ {TARGETS["flat"]}', verdict(worst <= TARGETS['flat'])))
+            rel = max(r for _, r in rel_growth(rows))
+            cpu_rel = rel_growth_cpu(parse_e2006_cpu(raw(log)))
+            cpu_txt = f'; reader CPU {max(r for _, r in cpu_rel):.2f}' if cpu_rel else ''
+            # A baseline where the writer outran a reader (several bytes per
+            # event) costs more per event for that reader alone: the growth
+            # against it is not comparable (bench/changes.md).
+            n0, wpe = min(rows), parse_e2006_cpu(raw(log), 'writes')
+            outran = n0 in wpe and max(wpe[n0][0], wpe[n0][2]) > E2006_OUTRAN
+            if outran:
+                cpu_txt += (f' (at {n0:,} sockets the writer outran the readers: {wpe[n0][0]:.2f} writes per '
+                            f'event through epoll LT, {wpe[n0][2]:.2f} through get_events)')
+            head.append(('module cost growth over epoll LT\'s growth in the same run, 100..4,000 sockets '
+                         '(max over N; events/s, and the reader\'s CPU)',
+                         f'{rel:.2f}{cpu_txt}', f'≤ {TARGETS["flat"]} (the flat target against the '
+                         'same run\'s epoll LT; the absolute row above stays the target)',
+                         'not comparable' if outran else verdict(rel <= TARGETS['flat'])))
     if not any(h[0].startswith('module kevent through the revision-2 ring') for h in head):
         head.append(('module kevent through the revision-2 ring vs epoll LT, 2,000 sockets',
                      'not measured (no guest run)', f'≥ {TARGETS["e2006"]}', '—'))
     w('')
     for note in notes:
         w(note + '\n')
+    if any(h[0].startswith('module cost growth over epoll LT') for h in head):
+        w('The last two columns before the 2006 figures set each N against the smallest: epoll LT\'s own '
+          'cost per event, and the module\'s growth divided by epoll LT\'s, both from this run. The '
+          'headline quotes that ratio beside the absolute growth, which keeps its target: every reader '
+          'here runs the same AF_UNIX path per event (the writer\'s `write()`, the reader\'s two '
+          '`read()` calls), and under qemu TCG on a shared 2-CPU host its cost per event moves by '
+          'more than the target allows with the host\'s load and with how far the writer outruns the '
+          'reader (writes per event, in the whole-cost table), whichever reader is on it. Measured '
+          '(bench/changes.md, "Where the 2006 comparison\'s growth with N comes from"): with the N '
+          'alternated in one process the step from 1,000 to 2,000 sockets seen in sequential runs did '
+          'not come back (reader CPU per event, 2,000 over 1,000, medians of each boot: epoll LT 0.93 to '
+          '1.18, get_events 1.03 to 1.14, three boots); qemu\'s own CPU per guest event, sampled on the '
+          'host, moved 0.92 to 1.09 from 1,000 to 2,000 sockets, its soft-MMU slow path staying 5 to 18 % '
+          'of its samples with no step at 2,000; at 100 sockets the writer, when the host is loaded, '
+          'outruns the reader (2 to 11 writes per event instead of 1.1 to 1.9) and every reader\'s cost '
+          'per event then doubles or triples, so the baseline itself moves (the headline marks the ratio '
+          f'not comparable when either reader took more than {E2006_OUTRAN:g} writes per event at the smallest N); '
+          'the module\'s own functions '
+          'are 0.1 to 0.3 % of the guest\'s samples at 1,000 and 2,000 sockets, '
+          'and the module\'s growth over epoll LT\'s was 0.96 to 1.11 with N alternated.\n')
     cpu_rows = [(label, be, parse_e2006_cpu(raw(log))) for be, log, label in sources]
     if any(c for _, _, c in cpu_rows):
         w('The reader thread\'s CPU time per event (its syscalls\' kernel work included; medians '
@@ -379,37 +456,46 @@ def main():
           'the writer (a wake-up callback runs inside its write()) and in other threads (a kworker): '
           'the machine-wide table below has those. On the daemons the daemon\'s own CPU is not in '
           'it (another process), so their rows are shown, not compared.\n')
-        w('| backend | N | epoll LT ns | epoll ET ns | get_events ns | ring ns | epoll LT / get_events | epoll LT / ring |')
-        w('|---|---:|---:|---:|---:|---:|---:|---:|')
+        w('| backend | N | epoll LT ns | epoll ET ns | get_events ns | ring ns | epoll LT / get_events | epoll LT / ring '
+          '| get_events growth / LT growth |')
+        w('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
         for label, be, c in cpu_rows:
+            relc = dict(rel_growth_cpu(c)) if be == 'module' else {}
             for n, (lt, et, kv, rg) in sorted(c.items()):
                 kr = f'{lt / kv:.2f}' if kv and be == 'module' else '–'
                 rr = f'{lt / rg:.2f}' if rg and be == 'module' else '–'
-                w(f'| {label} | {n:,} | {lt:,} | {et:,} | {kv:,} | {rg:,} | {kr} | {rr} |')
+                gr = f'{relc[n]:.2f}' if n in relc else '–'
+                w(f'| {label} | {n:,} | {lt:,} | {et:,} | {kv:,} | {rg:,} | {kr} | {rr} | {gr} |')
                 if be == 'module' and n == 2000 and rg:
                     head.append(('module reader CPU per event, epoll LT over the revision-2 ring, 2,000 sockets',
                                  f'{lt / rg:.2f}', f'≥ {TARGETS["e2006"]} (steadier companion figure)',
                                  verdict(lt / rg >= TARGETS['e2006'])))
         w('')
     mod = raw('guest1-module')
-    wcpu, scpu, ctxt, calls = (parse_e2006_cpu(mod, tag) for tag in ('wcpu', 'scpu', 'ctxt', 'calls'))
+    wcpu, scpu, ctxt, calls, wpe = (parse_e2006_cpu(mod, tag) for tag in ('wcpu', 'scpu', 'ctxt', 'calls', 'writes'))
     if scpu:
         w('On the module, the whole cost of an event: the writer thread\'s CPU per event (the '
           'wake-up callbacks run in its write()), every CPU\'s busy time per event from the '
           'guest\'s /proc/stat (readers, writer, kworkers, interrupts: nothing else runs in the '
           'guest), context switches per event, machine-wide, and the reader\'s calls per event '
-          '(epoll_wait; GET_EVENTS; WAIT and COMMIT). epoll / kevent above 1 means kevent is cheaper.\n')
+          '(epoll_wait; GET_EVENTS; WAIT and COMMIT), and the writer\'s one-byte writes per event '
+          '(the bytes one event\'s drain takes: above 1 when the writer outruns the reader, and '
+          'every byte costs the writer a write() and the reader an skb; older logs have none). '
+          'epoll / kevent above 1 means kevent is cheaper.\n')
         w('| N | writer ns: LT | get_events | ring | busy ns: LT | ET | get_events | ring | '
-          'LT / get_events | LT / ring | switches/event: LT | get_events | ring | calls/event: LT | get_events | ring |')
-        w('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+          'LT / get_events | LT / ring | switches/event: LT | get_events | ring | calls/event: LT | get_events | ring '
+          '| writes/event: LT | get_events | ring |')
+        w('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
         for n, (lt, et, kv, rg) in sorted(scpu.items()):
             wl, _, wk, wr = wcpu.get(n, (0, 0, 0, 0))
             cl, _, ck, cr = ctxt.get(n, (0, 0, 0, 0))
             ql, _, qk, qr = calls.get(n, (0, 0, 0, 0))
+            bl, _, bk, br = wpe.get(n, (0, 0, 0, 0))
+            wcells = f'{bl:.2f} | {bk:.2f} | {br:.2f}' if n in wpe else '– | – | –'
             kr = f'{lt / kv:.2f}' if kv else '–'
             rr = f'{lt / rg:.2f}' if rg else '–'
             w(f'| {n:,} | {wl:,.0f} | {wk:,.0f} | {wr:,.0f} | {lt:,.0f} | {et:,.0f} | {kv:,.0f} | {rg:,.0f} | '
-              f'{kr} | {rr} | {cl:.2f} | {ck:.2f} | {cr:.2f} | {ql:.2f} | {qk:.2f} | {qr:.2f} |')
+              f'{kr} | {rr} | {cl:.2f} | {ck:.2f} | {cr:.2f} | {ql:.2f} | {qk:.2f} | {qr:.2f} | {wcells} |')
             if n == 2000 and kv and rg:
                 head.append(('module machine CPU per event, epoll LT over get_events / over the ring, 2,000 sockets',
                              f'{lt / kv:.2f} / {lt / rg:.2f}', f'≥ {TARGETS["e2006"]} (the whole cost)',
@@ -422,7 +508,7 @@ def main():
                      extra='set xrange [70:6000]\nset yrange [0:*]')
     if png:
         w(f'![events/s against sockets]({png})\n')
-    png = plots.plot('e2006-cost', 'kevent ns/event against sockets, relative to the smallest N',
+    png = plots.plot('e2006-cost', 'ns/event against sockets, relative to the smallest N',
                      'connected sockets', 'ns/event / ns/event at smallest N', series_cost, logx=True,
                      extra='set xrange [70:6000]\nset yrange [0:*]')
     if png:

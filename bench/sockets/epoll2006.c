@@ -21,7 +21,8 @@
  *               names the last committed index (D55's old_uidx).
  * Every reader takes at most BATCH (64) events per call.  The order of the
  * readers rotates from round to round, so a drift of the machine's load
- * does not favour one.  The device is $KEVENT_DEVICE (default /dev/kevent);
+ * does not favour one; the N interleave the same way (see run_all), so it
+ * does not favour an N either.  The device is $KEVENT_DEVICE (default /dev/kevent);
  * its backend is printed from INFO.  Ratios are kevent (and ring) over each
  * epoll reader, medians of the interleaved runs; ns/event at each N over
  * ns/event at the smallest N shows whether the cost per event stays flat.
@@ -45,6 +46,10 @@
  * the same load), as the ring line gives them for the ring.
  * "calls ..." gives the reader's calls per event (epoll_wait, GET_EVENTS, or
  * WAIT plus COMMIT), the syscalls a wake costs beside its read()s.
+ * "writes ..." gives the writer's one-byte writes per event (the bytes a
+ * reader's drain takes per event, which a cost per event includes) and
+ * "refused ..." its writes refused with EAGAIN (a full socket) per event;
+ * "events ..." the events delivered at that N, summed over the runs.
  * KEVENT_E2006_READERS (e.g. "lt,kevent"; lt, et, kevent, ring) limits the
  * readers, for profiling one of them; KEVENT_E2006_COMMIT_EACH=1 makes the
  * ring reader commit after every wait, to measure what the lazy commit saves.
@@ -104,8 +109,17 @@ static double last_cpu_ns;
 /* The writer thread's CPU seconds in its last run (it stores them at exit). */
 static double writer_cpu_s;
 
+/* The writer's bytes written (one per write) and refused writes, same run. */
+static unsigned long long writer_writes, writer_eagain;
+
 /* The last run's writer CPU, machine busy CPU ns and context switches per event. */
 static double last_wcpu_ns, last_scpu_ns, last_ctxt;
+
+/* The last run's writes per event: bytes a reader's drain takes per event. */
+static double last_wpe, last_refused;
+
+/* The last run's events (for a total over the runs at one N). */
+static unsigned long long last_events;
 
 /* The reader's wait calls (and commits) in its last run, and per event. */
 static unsigned long long run_calls;
@@ -162,26 +176,36 @@ static void run_end(unsigned long long events)
 	last_scpu_ns = e ? (s.busy_s - run_sys0.busy_s) * 1e9 / e : 0;
 	last_ctxt = e ? (s.ctxt - run_sys0.ctxt) / e : 0;
 	last_calls = e ? (double)run_calls / e : 0;
+	last_events = events;
 }
 
 static void writer_cost(unsigned long long events)
 {
 	last_wcpu_ns = events ? writer_cpu_s * 1e9 / (double)events : 0;
+	last_wpe = events ? (double)writer_writes / (double)events : 0;
+	last_refused = events ? (double)writer_eagain / (double)events : 0;
 }
 
 static void *writer(void *arg)
 {
 	unsigned int x = 2463534242u;
+	unsigned long long ok = 0, again = 0;
 	double c0 = cpu_s();
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		x ^= x << 13;
 		x ^= x >> 17;
 		x ^= x << 5;
-		if (write(sv[x % (unsigned int)npairs][1], "x", 1) < 0 && errno != EAGAIN)
+		if (write(sv[x % (unsigned int)npairs][1], "x", 1) == 1)
+			ok++;
+		else if (errno == EAGAIN)
+			again++;
+		else
 			break;
 	}
 	writer_cpu_s = cpu_s() - c0;
+	writer_writes = ok;
+	writer_eagain = again;
 	return NULL;
 }
 
@@ -406,63 +430,90 @@ static double run_reader(int r, const char *dev, double seconds, __u32 type)
 	}
 }
 
+#define MAX_NS 8
+
+/* One N's figures, run by run (a run: every reader once). */
+struct nsamples {
+	double v[NREADERS][MAX_RUNS], cpu[NREADERS][MAX_RUNS], wcpu[NREADERS][MAX_RUNS];
+	double scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS], calls[NREADERS][MAX_RUNS];
+	double wpe[NREADERS][MAX_RUNS], ref[NREADERS][MAX_RUNS];
+	unsigned long long tot[NREADERS];
+};
+
+static struct nsamples res[MAX_NS];
+static int ring_err;
+
 /*
- * runs rounds of every reader, the order rotating each round.  The ring is
+ * Run r at N=n: every reader once, the order rotating with r.  The ring is
  * dropped (ring_err set) at its first refusal; any other failure ends the
- * benchmark.  Per-round ratios ring/LT and ring/ET (same round, so the same
- * load) are kept beside the medians of the rates.
+ * benchmark (1).
  */
-static int measure(const char *dev, const char *be, int n, int runs, double seconds, double *base)
+static int measure_run(const char *dev, struct nsamples *s, int n, int r, double seconds,
+		       __u32 type)
 {
-	static int ring_err;
-	double v[NREADERS][MAX_RUNS], cpu[NREADERS][MAX_RUNS], rl[MAX_RUNS], re[MAX_RUNS];
-	double kl[MAX_RUNS], ke[MAX_RUNS];
-	double wcpu[NREADERS][MAX_RUNS], scpu[NREADERS][MAX_RUNS], ctxt[NREADERS][MAX_RUNS];
-	double calls[NREADERS][MAX_RUNS], mk[NREADERS];
-	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
-	__u32 type;
-
 	npairs = n;
-	type = pick_type(dev);
-	for (int r = 0; r < runs; r++) {
-		for (int k = 0; k < NREADERS; k++) {
-			int who = (r + k) % NREADERS;
+	for (int k = 0; k < NREADERS; k++) {
+		int who = (r + k) % NREADERS;
 
-			cpu[who][r] = wcpu[who][r] = scpu[who][r] = ctxt[who][r] = calls[who][r] = 0;
-			if ((who == R_RING && ring_err) || !reader_on(who)) {
-				v[who][r] = 0;
-				continue;
-			}
-			v[who][r] = run_reader(who, dev, seconds, type);
-			cpu[who][r] = last_cpu_ns;
-			wcpu[who][r] = last_wcpu_ns;
-			scpu[who][r] = last_scpu_ns;
-			ctxt[who][r] = last_ctxt;
-			calls[who][r] = last_calls;
-			if (v[who][r] >= 0)
-				continue;
-			if (who != R_RING) {
-				fprintf(stderr, "bench-epoll2006: kevent at N=%d: %s\n", n,
-					strerror((int)-v[who][r]));
-				return 1;
-			}
-			ring_err = (int)-v[who][r];
-			v[who][r] = 0;
-			printf("# revision-2 ring not measured on this backend: kevent_init: %s\n",
-			       strerror(ring_err));
+		s->cpu[who][r] = s->wcpu[who][r] = s->scpu[who][r] = s->ctxt[who][r] = 0;
+		s->calls[who][r] = s->wpe[who][r] = s->ref[who][r] = 0;
+		if ((who == R_RING && ring_err) || !reader_on(who)) {
+			s->v[who][r] = 0;
+			continue;
 		}
+		s->v[who][r] = run_reader(who, dev, seconds, type);
+		s->cpu[who][r] = last_cpu_ns;
+		s->wcpu[who][r] = last_wcpu_ns;
+		s->scpu[who][r] = last_scpu_ns;
+		s->ctxt[who][r] = last_ctxt;
+		s->calls[who][r] = last_calls;
+		s->wpe[who][r] = last_wpe;
+		s->ref[who][r] = last_refused;
+		s->tot[who] += s->v[who][r] > 0 ? last_events : 0;
+		if (s->v[who][r] >= 0)
+			continue;
+		if (who != R_RING) {
+			fprintf(stderr, "bench-epoll2006: kevent at N=%d: %s\n", n,
+				strerror((int)-s->v[who][r]));
+			return 1;
+		}
+		ring_err = (int)-s->v[who][r];
+		s->v[who][r] = 0;
+		printf("# revision-2 ring not measured on this backend: kevent_init: %s\n",
+		       strerror(ring_err));
+	}
+	return 0;
+}
+
+/*
+ * N=n's lines from its runs: medians of the rates and costs, and the
+ * per-round ratios ring/LT, ring/ET, kevent/LT, kevent/ET (both readers of
+ * a ratio ran in the same round, so under the same load).
+ */
+static void report(const char *be, struct nsamples *s, int n, int runs, __u32 type, double *base)
+{
+	double rl[MAX_RUNS], re[MAX_RUNS], kl[MAX_RUNS], ke[MAX_RUNS];
+	double m[NREADERS], mc[NREADERS], mw[NREADERS], ms[NREADERS], mx[NREADERS];
+	double mk[NREADERS], mp[NREADERS], mr[NREADERS];
+	double (*v)[MAX_RUNS] = s->v;
+	unsigned long long *tot = s->tot;
+
+	for (int r = 0; r < runs; r++) {
 		rl[r] = v[R_LT][r] > 0 ? v[R_RING][r] / v[R_LT][r] : 0;
 		re[r] = v[R_ET][r] > 0 ? v[R_RING][r] / v[R_ET][r] : 0;
 		kl[r] = v[R_LT][r] > 0 ? v[R_KEVENT][r] / v[R_LT][r] : 0;
 		ke[r] = v[R_ET][r] > 0 ? v[R_KEVENT][r] / v[R_ET][r] : 0;
 	}
+	/* bench_median sorts in place: the per-round ratios are taken above. */
 	for (int k = 0; k < NREADERS; k++) {
 		m[k] = bench_median(v[k], runs);
-		mc[k] = bench_median(cpu[k], runs);
-		mw[k] = bench_median(wcpu[k], runs);
-		ms[k] = bench_median(scpu[k], runs);
-		mx[k] = bench_median(ctxt[k], runs);
-		mk[k] = bench_median(calls[k], runs);
+		mc[k] = bench_median(s->cpu[k], runs);
+		mw[k] = bench_median(s->wcpu[k], runs);
+		ms[k] = bench_median(s->scpu[k], runs);
+		mx[k] = bench_median(s->ctxt[k], runs);
+		mk[k] = bench_median(s->calls[k], runs);
+		mp[k] = bench_median(s->wpe[k], runs);
+		mr[k] = bench_median(s->ref[k], runs);
 	}
 	if (*base == 0 && m[R_KEVENT] > 0)
 		*base = 1e9 / m[R_KEVENT];
@@ -491,23 +542,63 @@ static int measure(const char *dev, const char *be, int n, int runs, double seco
 	printf("scpu %s %d %.0f %.0f %.0f %.0f\n", be, n, ms[R_LT], ms[R_ET], ms[R_KEVENT], ms[R_RING]);
 	printf("ctxt %s %d %.3f %.3f %.3f %.3f\n", be, n, mx[R_LT], mx[R_ET], mx[R_KEVENT], mx[R_RING]);
 	printf("calls %s %d %.3f %.3f %.3f %.3f\n", be, n, mk[R_LT], mk[R_ET], mk[R_KEVENT], mk[R_RING]);
+	printf("writes %s %d %.3f %.3f %.3f %.3f\n", be, n, mp[R_LT], mp[R_ET], mp[R_KEVENT], mp[R_RING]);
+	printf("refused %s %d %.3f %.3f %.3f %.3f\n", be, n, mr[R_LT], mr[R_ET], mr[R_KEVENT], mr[R_RING]);
+	printf("events %s %d %llu %llu %llu %llu\n", be, n, tot[R_LT], tot[R_ET], tot[R_KEVENT], tot[R_RING]);
 	fflush(stdout);
+}
+
+/*
+ * Every run at every N.  By default the N interleave: run r goes through
+ * them forward when r is even and backward when it is odd (100, 1,000,
+ * 2,000, 4,000, then 4,000 ... 100), so a drift of the host's load over
+ * the benchmark falls on every N alike instead of showing as a growth with
+ * N; the lines of every N print at the end.  KEVENT_E2006_SEQUENTIAL=1 runs
+ * all the runs of one N before the next and prints its lines as it ends
+ * (for profiling one N at a time, bench/sockets/guest-profile.sh).
+ */
+static int run_all(const char *dev, const char *be, const int *ns, int nn, int runs,
+		   double seconds)
+{
+	const char *seq = getenv("KEVENT_E2006_SEQUENTIAL");
+	__u32 type = pick_type(dev);
+	double base = 0;
+
+	if (seq && *seq == '1') {
+		for (int i = 0; i < nn; i++) {
+			for (int r = 0; r < runs; r++)
+				if (measure_run(dev, &res[i], ns[i], r, seconds, type))
+					return 1;
+			report(be, &res[i], ns[i], runs, type, &base);
+		}
+		return 0;
+	}
+	for (int r = 0; r < runs; r++)
+		for (int j = 0; j < nn; j++) {
+			int i = r % 2 ? nn - 1 - j : j;
+
+			if (measure_run(dev, &res[i], ns[i], r, seconds, type))
+				return 1;
+		}
+	for (int i = 0; i < nn; i++)
+		report(be, &res[i], ns[i], runs, type, &base);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : KEVENT_DEVICE_DEFAULT;
-	int runs = argc > 1 ? atoi(argv[1]) : 5, ns[8] = { 100, 1000, 2000, 4000 }, nn = 4;
-	double seconds = argc > 2 ? atof(argv[2]) : 1.0, base = 0;
+	int runs = argc > 1 ? atoi(argv[1]) : 5, ns[MAX_NS] = { 100, 1000, 2000, 4000 }, nn = 4;
+	double seconds = argc > 2 ? atof(argv[2]) : 1.0;
 	struct rlimit rl = { 2 * MAX_N + 64, 2 * MAX_N + 64 };
 	struct kevent_info info;
 	int fd;
 
 	if (argc > 3) {
 		nn = 0;
-		for (int i = 3; i < argc && nn < 8; i++)
-			ns[nn++] = atoi(argv[i]);
+		for (int i = 3; i < argc && nn < MAX_NS; i++)
+			if (atoi(argv[i]) >= 1 && atoi(argv[i]) <= MAX_N)
+				ns[nn++] = atoi(argv[i]);
 	}
 	if (runs < 1 || runs > MAX_RUNS)
 		runs = 5;
@@ -528,11 +619,5 @@ int main(int argc, char **argv)
 	printf("# 2006 epoll_bench shape on %s (%s): AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s per reader, batch %d\n",
 	       dev, backend_name(info.backend), runs, seconds, BATCH);
 	printf("# 2006 reference (not this machine): kevent 59794, epoll LT 57428, epoll ET 78265 events/s\n");
-	for (int i = 0; i < nn; i++) {
-		if (ns[i] < 1 || ns[i] > MAX_N)
-			continue;
-		if (measure(dev, backend_name(info.backend), ns[i], runs, seconds, &base))
-			return 1;
-	}
-	return 0;
+	return run_all(dev, backend_name(info.backend), ns, nn, runs, seconds);
 }

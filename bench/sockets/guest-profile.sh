@@ -16,6 +16,25 @@
 #      functions summed (perf counts them in [kernel.kallsyms]), and the
 #      wake-up and lock symbols.  KEVENT_PROF_BOTH=1 with KEVENT_AB_KO
 #      profiles the kevent readers under the other module too.
+#   4. KEVENT_PROF_N (default 2000), KEVENT_PROF_READERS (default
+#      lt,kevent,ring), KEVENT_PROF_SECONDS (2.0) and KEVENT_PROF_TOP (25
+#      report lines) choose what part 3 profiles: e.g. 1000,2000 and
+#      lt,kevent for how the profile changes with the number of sockets.
+#   5. KEVENT_HOST_PERF=1: before each profiled run, the same run without
+#      perf, between "kevent-host-perf: start <tag>" and "kevent-host-perf:
+#      stop" written to the console, for bench/sockets/host-profile.sh on
+#      the host (it follows guest run --verbose and samples qemu itself).
+#      KEVENT_PROF_SWEEP=1 first runs those readers at 100, 1,000, 2,000
+#      and 4,000 sockets without perf (3 rounds of 1 s, the N interleaved
+#      as scripts/bench runs them), for their costs.
+#   6. KEVENT_HOST_SWEEP=1: for the host only (no perf in the guest), AB_PASSES
+#      passes of the benchmark (3 rounds of 1 s, the readers interleaved)
+#      over KEVENT_PROF_N one N after the other (KEVENT_E2006_SEQUENTIAL=1)
+#      in one process, the host's
+#      profile switching at each N (a list may repeat N: 1000,2000,1000,2000
+#      alternates them), then each N in a fresh process (KEVENT_HOST_FRESH=0:
+#      not); the guest's TLB shootdowns (/proc/interrupts) per N beside
+#      the costs.  A profile is named p<pass>-<segment>-n<N>.
 # E2006 names bench-epoll2006 (it lives in the build dir, which the guest
 # mounts at its host path).  Example, from the source tree:
 #   tests/vm/guest run --builddir build-bench --backend module --smp 2 \
@@ -42,6 +61,44 @@ load() {
 	done
 }
 
+# The guest's TLB shootdown interrupts so far, every CPU.
+tlb_shootdowns() {
+	awk '$1 == "TLB:" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i } END { print s + 0 }' \
+		/proc/interrupts
+}
+
+# host_sweep TAG READERS N...: one process over every N, the host's profile
+# (host-profile.sh) named pTAG-<segment>-nN for each; the lines scripts/bench
+# reads.
+host_sweep() {
+	tag=$1 rd=$2 seg=1
+	shift 2
+	echo "kevent-host-perf: start p$tag-$seg-n$1" >/dev/console
+	sleep 2
+	echo "== host sweep $tag: N=$*, readers $rd, 3 rounds of 1 s, no guest perf"
+	t0=$(tlb_shootdowns)
+	KEVENT_E2006_SEQUENTIAL=1 KEVENT_E2006_READERS=$rd "$E2006" 3 1.0 "$@" | while IFS= read -r l; do
+		case $l in
+		"row "*)
+			t=$(tlb_shootdowns)
+			echo "tlb-shootdowns N=$1 $((t - t0))"
+			t0=$t
+			shift
+			seg=$((seg + 1))
+			if [ $# -gt 0 ]; then
+				echo "kevent-host-perf: start p$tag-$seg-n$1" >/dev/console
+			else
+				echo "kevent-host-perf: stop" >/dev/console
+			fi
+			;;
+		esac
+		case $l in
+		row* | cpu* | wcpu* | scpu* | ctxt* | calls* | writes* | refused* | events*) echo "$l" ;;
+		esac
+	done
+	sleep 1
+}
+
 if [ -n "${KEVENT_AB_KO:-}" ] && [ -n "$NEW" ]; then
 	for pass in $(seq "${AB_PASSES:-2}"); do
 		for v in other this; do
@@ -56,7 +113,27 @@ if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
 		for each in 1 0; do
 			echo "== pass $pass: ring reader, commit after every wait: $each"
 			KEVENT_E2006_READERS=lt,ring KEVENT_E2006_COMMIT_EACH=$each "$E2006" 3 1.0 2000 |
-				grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
+				grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
+		done
+	done
+fi
+PROF_N=$(echo "${KEVENT_PROF_N:-2000}" | tr , ' ')
+PROF_RD=${KEVENT_PROF_READERS:-lt,kevent,ring}
+PROF_READERS=$(echo "$PROF_RD" | tr , ' ')
+PROF_S=${KEVENT_PROF_SECONDS:-2.0}
+PROF_TOP=${KEVENT_PROF_TOP:-25}
+if [ "${KEVENT_PROF_SWEEP:-0}" = 1 ]; then
+	echo "== sweep: readers $PROF_READERS, 3 rounds of 1 s, the N interleaved, no perf"
+	KEVENT_E2006_READERS=$PROF_RD "$E2006" 3 1.0 100 1000 2000 4000 |
+		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
+fi
+if [ "${KEVENT_HOST_SWEEP:-0}" = 1 ]; then
+	for pass in $(seq "${AB_PASSES:-2}"); do
+		# shellcheck disable=SC2086 # one word per N
+		host_sweep "$pass" "$PROF_RD" $PROF_N
+		[ "${KEVENT_HOST_FRESH:-1}" = 1 ] || continue
+		for n in $PROF_N; do
+			host_sweep "$pass-fresh" "$PROF_RD" "$n"
 		done
 	done
 fi
@@ -71,14 +148,29 @@ for m in $MODS; do
 if [ "$MODS" != this ]; then
 	if [ $m = other ]; then load "$KEVENT_AB_KO"; else load "$NEW"; fi
 fi
-for r in lt kevent ring; do
+for n in $PROF_N; do
+for r in $PROF_READERS; do
 	[ $m = other ] && [ $r = lt ] && continue
-	echo "== perf: reader $r alone, N=2000, 2 s ($m module)"
-	KEVENT_E2006_READERS=$r "$PERF" record -q -a -g -o /tmp/p.data -- "$E2006" 1 2.0 2000 |
-		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls) '
-	for sort in comm dso comm,sym; do
+	if [ "${KEVENT_HOST_PERF:-0}" = 1 ]; then
+		# The host attaches perf to qemu when it sees the start line.
+		echo "kevent-host-perf: start n$n-$r" >/dev/console
+		sleep 2
+		echo "== host perf: reader $r alone, N=$n, $PROF_S s, no guest perf"
+		KEVENT_E2006_READERS=$r "$E2006" 1 "$PROF_S" "$n" |
+			grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
+		echo "kevent-host-perf: stop" >/dev/console
+		sleep 1
+	fi
+	echo "== perf: reader $r alone, N=$n, $PROF_S s ($m module)"
+	KEVENT_E2006_READERS=$r "$PERF" record -q -a -g -o /tmp/p.data -- "$E2006" 1 "$PROF_S" "$n" |
+		grep -E '^(row|cpu|wcpu|scpu|ctxt|calls|writes|events) '
+	# All samples (every CPU, idle included): with the events line, a
+	# symbol's share gives its samples per event.
+	"$PERF" report -i /tmp/p.data --stdio --sort comm -g none 2>/dev/null | grep -m1 '^# Samples'
+	for sort in comm dso sym; do
 		echo "-- by $sort"
-		"$PERF" report -q -i /tmp/p.data --no-children --sort "$sort" -g none 2>/dev/null | head -25
+		"$PERF" report -q -i /tmp/p.data --no-children --sort "$sort" -g none 2>/dev/null |
+			head -"$PROF_TOP"
 	done
 	echo "-- the module's own functions (kevent_*, kq_*): share of all samples, top 10"
 	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
@@ -88,6 +180,7 @@ for r in lt kevent ring; do
 	"$PERF" report -q -i /tmp/p.data --no-children --sort sym -g none 2>/dev/null |
 		awk '$3 ~ /(^__wake_up|spin_lock|spin_unlock|mutex)/ { print }'
 	rm -f /tmp/p.data
+done
 done
 done
 exit 0
