@@ -223,6 +223,11 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	err = kc_shmdir_open(&kd.shm, kd.opts.shm_dir, &stale);
+	if (err == -EBUSY) {
+		kc_err("ring directory %s: busy, another kevent-cuse serves from it",
+		       kd.opts.shm_dir);
+		return KC_EXIT_UNAVAILABLE;
+	}
 	if (err) {
 		kc_err("ring directory %s: %s (must be a directory of ours on tmpfs)",
 		       kd.opts.shm_dir, strerror(-err));

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/acl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -97,6 +98,13 @@ int kc_shmdir_open(struct kc_shmdir *d, const char *path, unsigned int *removed)
 	if (d->dirfd < 0)
 		return -errno;
 	err = kc_shmdir_check(d->dirfd);
+	/*
+	 * One daemon per directory: the sweep below would unlink a live
+	 * daemon's rings under its clients.  The lock lives as long as dirfd
+	 * (the sweeps' duplicates share it), so a crashed daemon's is gone.
+	 */
+	if (!err && flock(d->dirfd, LOCK_EX | LOCK_NB))
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 	if (err) {
 		close(d->dirfd);
 		d->dirfd = -1;
@@ -112,10 +120,11 @@ void kc_shmdir_close(struct kc_shmdir *d, int remove_dir)
 	if (d->dirfd < 0)
 		return;
 	kc_shmdir_sweep(d->dirfd);
-	close(d->dirfd);
-	d->dirfd = -1;
+	/* removed while still locked: a daemon starting now makes a new one */
 	if (remove_dir)
 		rmdir(d->path);
+	close(d->dirfd);
+	d->dirfd = -1;
 	pthread_mutex_destroy(&d->lock);
 }
 

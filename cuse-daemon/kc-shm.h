@@ -32,7 +32,8 @@ struct kc_ring {
 
 /*
  * Create (0711) or adopt the directory, refuse anything not a real
- * directory owned by us on tmpfs, and remove stale objects of a previous
+ * directory owned by us on tmpfs, lock it for this daemon (-EBUSY while
+ * another live daemon holds it), and remove stale objects of a previous
  * daemon.  Returns 0 or -errno; *removed counts the stale objects.
  */
 int kc_shmdir_open(struct kc_shmdir *d, const char *path, unsigned int *removed);

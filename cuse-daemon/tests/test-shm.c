@@ -150,6 +150,29 @@ Test(shm, stale_objects_removed_at_start)
 	kc_shmdir_close(&d, 0);
 }
 
+/*
+ * One daemon per directory: a second open while the first holds it is
+ * -EBUSY and sweeps nothing (its sweep would unlink the live rings); once
+ * the first is closed the directory is free again.
+ */
+Test(shm, second_open_of_a_live_directory_is_ebusy)
+{
+	struct kc_shmdir a, b;
+	struct kc_ring ra;
+	unsigned int removed = 7;
+
+	cr_assert_eq(kc_shmdir_open(&a, dir, &removed), 0);
+	cr_assert_eq(kc_ring_create(&a, &ra), 0);
+	removed = 7;
+	cr_assert_eq(kc_shmdir_open(&b, dir, &removed), -EBUSY);
+	cr_assert_eq(removed, 7, "a refused open reported a sweep");
+	cr_assert_eq(access(ra.path, F_OK), 0, "the refused open swept the live ring");
+	kc_ring_destroy(&a, &ra);
+	kc_shmdir_close(&a, 0);
+	cr_assert_eq(kc_shmdir_open(&b, dir, &removed), 0, "free after the close");
+	kc_shmdir_close(&b, 1);
+}
+
 Test(shm, refuses_foreign_or_symlinked_directory)
 {
 	struct kc_shmdir d;

@@ -437,6 +437,48 @@ def two_daemons(exe, work, t, a, b):
             errno_of(os.close, fd)	# b's were held across its kill: ENOTCONN
 
 
+def shared_ring_dir_refused(exe, work, t):
+    """A ring directory serves one daemon (design.md section 4): a second
+    daemon given a live one's --shm-dir (another mount) exits 69 before it
+    sweeps anything, the first one's ring object stays, and once the first
+    has stopped the directory takes a new daemon."""
+    shm = f'/dev/shm/kevent-cli-lock-{os.getpid()}'
+    a = Traced(exe, work, shm, 'lock-a', None)
+    if not a.up():
+        t.check('shared_shm/refused', False, f'first daemon did not start: {a.log}')
+        return
+    fa = os.open(a.device, os.O_RDWR)
+    pa, length = ring_shm(fa)
+    b = Traced(exe, work, shm, 'lock-b', None)
+    try:
+        rc = b.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = None
+    said = b.wait_for(r'ring directory .*: busy, another kevent-cuse serves from it$', 1)
+    oa = os.open(pa, os.O_RDONLY) if os.path.exists(pa) else None
+    index = None
+    if oa is not None:
+        m = mmap.mmap(oa, length, prot=mmap.PROT_READ)
+        os.close(oa)
+        r, w = os.pipe()
+        ctl(fa, 0, [UKEVENT.pack(r, 0, KEVENT_POLL, POLLIN, 0, 0, 0, 0, 0, 0)])
+        os.write(w, b'x')
+        index = wait_index(m, 1)
+        m.close()
+        os.close(r)
+        os.close(w)
+    t.check('shared_shm/second_daemon_refused', rc == 69 and said is not None and index == 1,
+            f'second daemon exit {rc} (want 69), its log {b.log}; the first one\'s ring '
+            f'{pa} kept: {oa is not None}, index after one event {index} (want 1)')
+    os.close(fa)
+    rc_a = a.stop()
+    c = Traced(exe, work, shm, 'lock-c', None)
+    up = c.up()
+    rc_c = c.stop()
+    t.check('shared_shm/free_after_stop', rc_a == 0 and up and rc_c == 0,
+            f'first stop {rc_a}, a new daemon on the directory up {up} ({c.log}), stop {rc_c}')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--daemon', required=True)
@@ -457,6 +499,7 @@ def main():
         fuse_debug(exe, work, t)
         background(exe, work, t)
         default_ring_dirs(exe, work, t)
+        shared_ring_dir_refused(exe, work, t)
     finally:
         for d in STARTED:
             if d.proc.poll() is None:

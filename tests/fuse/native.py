@@ -402,7 +402,8 @@ def held_file_after_stop(fd):
 
 def refused_start(exe, work, mnt, tag, want_words):
     """A start that must fail 69 and say why: (row name, status, reason)."""
-    d = Daemon(exe, work, mnt, tag)
+    # A ring directory of its own: the live daemon's would refuse it first.
+    d = Daemon(exe, work, mnt, tag, shm='-' + tag)
     try:
         rc = d.proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
