@@ -49,8 +49,8 @@
 #include <sys/types.h>
 #include <libkevent.h>
 
-/* Seconds; a TCG guest is slow.  One value for every test: Criterion 2.4.1
- * drops running deadlines when a shorter one starts (tests/fuse/fuse-file.c). */
+/* Seconds; a TCG guest is slow.  One value for every test of a program
+ * (tests/criterion-timeouts.py says why). */
 #define KTEST_TIMEOUT 120.0
 #define KTEST_OPEN 0		/* last of a range that no revision has ended */
 

@@ -26,14 +26,10 @@
 #include <linux/kevent.h>
 
 /*
- * Every test that needs more than Criterion's default gets this one timeout.
- * Criterion 2.4.1 (Debian 12) keeps its pending deadlines in a sorted list
- * and, when a new deadline is earlier than the head, makes it the head
- * without linking the rest: the running tests' deadlines are dropped (never
- * enforced) and leaked.  With --jobs >= 2 a shorter timeout started beside a
- * longer one did exactly that, and the ASan tier's leak check aborted the
- * runner ("exit status -6 with no failing test") whenever the two
- * overlapped.  One timeout per program keeps the deadlines in start order.
+ * Every test that needs more than Criterion's default gets this one timeout:
+ * a shorter one started beside a longer one made Criterion 2.4.1 drop and
+ * leak the longer one's deadline, and the ASan tier abort
+ * (tests/criterion-timeouts.py says how, and checks every program).
  */
 #define FUSE_TEST_TIMEOUT 120
 
