@@ -712,3 +712,35 @@ KTEST_REVS(ctl, strict_mode, 1, 1)
 	cr_assert_eq(kt_queue_kevents(kfd), 1u);
 	close(kfd);
 }
+
+/*
+ * D32, D43, D44, D45: the request flags of later takes that no revision
+ * took (take25's WAKEUP_ONE/WAKEUP_ALL bit 0x2, take23's ET 0x4, take24's
+ * LAST_CHECK 0x8) stay unknown bits on every revision, so under
+ * KEVENT_ABI_STRICT each fails its own entry -EINVAL (A1); the entry
+ * beside them with ONESHOT is registered.
+ */
+KTEST(ctl, strict_later_take_bits_unknown)
+{
+	static const __u32 bits[] = { 0x2, 0x4, 0x8 };
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk[4];
+
+	kt_require_feature(KEVENT_FEAT_STRICT, "only KEVENT_ABI_STRICT makes an unknown req_flags "
+			   "bit visible (A1)");
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_STRICT), 0, "SET_ABI(%d, STRICT)", kt_rev());
+	for (int i = 0; i < 3; i++)
+		uk[i] = kt_uk_timer(HOUR, bits[i], (__u32)i + 1);
+	uk[3] = kt_uk_timer(HOUR, KEVENT_REQ_ONESHOT, 4);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 4, uk), 3, "three entries refused: %s",
+		     strerror(errno));
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(uk[i].user[0], (__u32)i + 1, "entry %d out of order", i);
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+			     "req_flags %#x: ret_flags %#x", bits[i], uk[i].ret_flags);
+		cr_assert_eq((int)uk[i].ret_data[1], -EINVAL, "req_flags %#x on revision %d: %d",
+			     bits[i], kt_rev(), (int)uk[i].ret_data[1]);
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "the ONESHOT entry is registered");
+	close(kfd);
+}
