@@ -131,6 +131,12 @@ void kf_fail(const char *fmt, ...)
 	abort();
 }
 
+void kf_at(unsigned int step, unsigned int op)
+{
+	K.step = step;
+	K.op = op;
+}
+
 #define EXPECT_EQ(what, got, exp) do {					\
 	long long g_ = (long long)(got), e_ = (long long)(exp);		\
 	if (g_ != e_)							\
@@ -883,7 +889,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < KF_HDR_LEN)
 		return 0;
 	if (data[KF_HDR_ORIGINS] & KF_HDR_LOOSE) {
-		K.op = KF_OP_NR;
 		memset(K.arena, 0, sizeof(K.arena));
 		kf_loose_run(data, size, K.arena);
 		return 0;

@@ -46,6 +46,8 @@ typedef void (*kf_put_fn)(void *ctx, size_t off, const void *src, size_t len);
 void kf_decode_poke(struct kf_cur *c, unsigned int op, kf_put_fn put, void *ctx);
 
 void kf_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* The step and opcode kf_fail() names (KF_OP_NR: the end of the program). */
+void kf_at(unsigned int step, unsigned int op);
 
 void kf_loose_run(const uint8_t *data, size_t size, unsigned char *arena);
 
