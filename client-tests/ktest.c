@@ -88,6 +88,11 @@ void ktest_require(int rev)
 	if (kt_backend_info()->abi_revision < (__u32)rev)
 		cr_skip_test("ABI revision %d instance, the %s backend serves up to revision %u",
 			     rev, kt_backend_name(kt_backend()), kt_backend_info()->abi_revision);
+	/* INFO VER2 names the lowest revision served (abi.md 2.8). */
+	if (kt_backend_info()->size >= KEVENT_INFO_SIZE_VER2 &&
+	    kt_backend_info()->abi_lowest > (__u32)rev)
+		cr_skip_test("ABI revision %d instance, the %s backend serves from revision %u on",
+			     rev, kt_backend_name(kt_backend()), kt_backend_info()->abi_lowest);
 }
 
 int kt_fuse_without_process_memory(void)

@@ -23,9 +23,8 @@
  * the queue as opened for n = 1 (2006 programs never call SET_ABI) and call
  * SET_ABI(n) right after the open for n > 1.  An instance skips, with the
  * reason, only when the backend does not serve its revision: above INFO's
- * abi_revision, or, for a backend that stopped serving old revisions (none
- * does today; there is no lowest-served field), when that SET_ABI(n) fails
- * EINVAL, which is how a lowest-served revision is learnt.  Every test also
+ * abi_revision, or below its abi_lowest (INFO VER2; every backend serves
+ * from revision 1 today).  Every test also
  * skips, loudly, when the device does not exist: "no /dev/kevent: run
  * through tests/vm/guest".
  *
