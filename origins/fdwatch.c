@@ -323,7 +323,8 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 	if (type == KEVENT_SOCKET)
 		ksocket_probe(w);
 	ready = kwatch_ready(w, res);
-	if (ready && !korigin_always_queue(k)) {
+	/* D42 queues a source ready at ADD; one in error is answered as ever (O8) */
+	if (ready && (!korigin_always_queue(k) || (res->ret_flags & KEVENT_RET_BROKEN))) {
 		kcloser_close(caller->uid, dup);
 		free(w);
 		return 1;
