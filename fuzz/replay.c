@@ -5,7 +5,8 @@
  * LLVMFuzzerTestOneInput() in a child process, and one TAP line per file
  * says whether it survived.  A child is used so that one crashing input
  * (abort() on an invariant, a sanitizer report) is reported and the rest
- * still run.  With no arguments it runs one input from stdin in process,
+ * still run; up to KFUZZ_JOBS children (default: the online CPUs) run at
+ * once.  With no arguments it runs one input from stdin in process,
  * which is what an AFL++ build of this driver needs.
  */
 #include <dirent.h>
@@ -99,25 +100,22 @@ static int run_file(const char *path)
 	return 0;
 }
 
-/* 0: survived; else a TAP directive explaining the failure in why. */
-static int run_child(const char *path, char *why, size_t whylen)
+/* A child per input: one that aborts or dies is reported, the rest still run. */
+static pid_t start_child(const char *path)
 {
-	int status;
 	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0) {
-		snprintf(why, whylen, "fork: %s", strerror(errno));
-		return 1;
-	}
 	/* exit(), not _exit(): coverage profiles and LeakSanitizer run at exit */
 	if (!pid)
 		exit(run_file(path));
-	if (waitpid(pid, &status, 0) < 0) {
-		snprintf(why, whylen, "waitpid: %s", strerror(errno));
-		return 1;
-	}
+	return pid;
+}
+
+/* 0: survived; else a TAP directive explaining the failure in why. */
+static int judge(int status, char *why, size_t whylen)
+{
 	if (WIFSIGNALED(status)) {
 		snprintf(why, whylen, "killed by signal %d", WTERMSIG(status));
 		return 1;
@@ -129,12 +127,96 @@ static int run_child(const char *path, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * Inputs are independent processes, so up to jobs of them run at once
+ * (KFUZZ_JOBS, default the online CPUs); the TAP lines still come out in
+ * name order, each as soon as every input before it is done.
+ */
+struct run {
+	struct names *l;
+	pid_t *pid;		/* 0: not started or done */
+	int *status;		/* -1: not done */
+	size_t next, printed;
+	unsigned int running, failed;
+};
+
+static unsigned int replay_jobs(void)
+{
+	const char *env = getenv("KFUZZ_JOBS");
+	long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
+}
+
+static void print_done(struct run *r)
+{
+	char why[128];
+
+	while (r->printed < r->l->n && r->status[r->printed] != -1) {
+		size_t i = r->printed++;
+
+		if (judge(r->status[i], why, sizeof(why))) {
+			printf("not ok %zu - %s # %s\n", i + 1, r->l->v[i], why);
+			r->failed++;
+		} else {
+			printf("ok %zu - %s\n", i + 1, r->l->v[i]);
+		}
+		free(r->l->v[i]);
+	}
+}
+
+static void reap_one(struct run *r)
+{
+	int status;
+	pid_t pid = wait(&status);
+
+	if (pid < 0) {
+		perror("kfuzz-replay: wait");
+		exit(99);
+	}
+	for (size_t i = r->printed; i < r->next; i++)
+		if (r->pid[i] == pid) {
+			r->pid[i] = 0;
+			r->status[i] = status;
+			r->running--;
+			return;
+		}
+}
+
+static unsigned int replay_all(struct names *l)
+{
+	struct run r = { .l = l };
+	unsigned int jobs = replay_jobs();
+
+	r.pid = calloc(l->n + 1, sizeof(*r.pid));
+	r.status = malloc((l->n + 1) * sizeof(*r.status));
+	if (!r.pid || !r.status)
+		exit(99);
+	for (size_t i = 0; i < l->n; i++)
+		r.status[i] = -1;
+	while (r.printed < l->n) {
+		while (r.running < jobs && r.next < l->n) {
+			r.pid[r.next] = start_child(l->v[r.next]);
+			if (r.pid[r.next] < 0) {
+				perror("kfuzz-replay: fork");
+				exit(99);
+			}
+			r.next++;
+			r.running++;
+		}
+		reap_one(&r);
+		print_done(&r);
+	}
+	free(r.pid);
+	free(r.status);
+	return r.failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct names l = { 0 };
-	unsigned int failed = 0;
-	char why[128];
-	size_t i, len;
+	unsigned int failed;
+	size_t len;
 	int a;
 
 	if (argc < 2) {
@@ -149,15 +231,7 @@ int main(int argc, char **argv)
 		add_arg(&l, argv[a]);
 	qsort(l.v, l.n, sizeof(*l.v), by_name);
 	printf("1..%zu\n", l.n);
-	for (i = 0; i < l.n; i++) {
-		if (run_child(l.v[i], why, sizeof(why))) {
-			printf("not ok %zu - %s # %s\n", i + 1, l.v[i], why);
-			failed++;
-		} else {
-			printf("ok %zu - %s\n", i + 1, l.v[i]);
-		}
-		free(l.v[i]);
-	}
+	failed = replay_all(&l);
 	free(l.v);
 	printf("# %zu inputs, %u failed\n", l.n, failed);
 	return failed ? 1 : 0;
