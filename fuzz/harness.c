@@ -503,14 +503,14 @@ static void core_exec_deferred(void)
 	execute(d->slot, d->uid, &d->plan, &d->ma, d->park);
 }
 
-static void fire(unsigned int id0, unsigned int id1, __u32 data, bool broken, unsigned int err)
+static void core_fire(unsigned int id0, unsigned int id1, __u32 data, bool broken)
 {
 	__u64 id = (__u64)id1 << 32 | id0;
 	unsigned int exp, got;
 
 	if (broken) {
-		exp = m_fire(&KR.m, id, KEVENT_RET_BROKEN, 0, (__u32)-(int)err);
-		got = ktest_break(id, -(int)err);
+		exp = m_fire(&KR.m, id, KEVENT_RET_BROKEN, 0, (__u32)-(int)data);
+		got = ktest_break(id, -(int)data);
 	} else {
 		exp = m_fire(&KR.m, id, 0, data, 0);
 		got = ktest_fire(id, data);
@@ -518,16 +518,6 @@ static void fire(unsigned int id0, unsigned int id1, __u32 data, bool broken, un
 	EXPECT_EQ("kevents fired", got, exp);
 	if (K.trace)
 		fprintf(stderr, "kfuzz: step %u: fired %u\n", KR.step, got);
-}
-
-static void core_fire(unsigned int id0, unsigned int id1, __u32 data)
-{
-	fire(id0, id1, data, false, 0);
-}
-
-static void core_break(unsigned int id0, unsigned int id1, unsigned int err)
-{
-	fire(id0, id1, 0, true, err);
 }
 
 static void core_fire_stopped(unsigned int id0, unsigned int id1, __u32 data)
@@ -685,7 +675,6 @@ static const struct kf_exec in_process = {
 	.fault = core_fault,
 	.ioctl = core_ioctl,
 	.fire = core_fire,
-	.brk = core_break,
 	.clock = core_clock,
 	.run = core_run,
 	.intr = core_intr,

@@ -271,10 +271,7 @@ static void op_fire(struct kf_cur *c, bool broken)
 		return;
 	if (broken ? !kf_u8(c, &err) : !kf_u32(c, &data))
 		return;
-	if (broken)
-		E->brk(id0, id1, err);
-	else
-		E->fire(id0, id1, data);
+	E->fire(id0, id1, broken ? err : data, broken);
 }
 
 static void op_fire_stopped(struct kf_cur *c)

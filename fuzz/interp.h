@@ -47,10 +47,10 @@ struct kf_exec {
 	 * may change io and arg); false: not run.
 	 */
 	bool (*ioc_args)(struct kf_ioc *io, unsigned char *arg);
-	/* The call itself; exp: m_plan()'s result for it, ma its decoding. */
+	/* The call itself; exp: m_plan()'s result for it, ma its decoding (ours to change). */
 	void (*ioctl)(const struct kf_ioc *io, unsigned char *arg, int exp, struct margs *ma);
-	void (*fire)(unsigned int id0, unsigned int id1, __u32 data);
-	void (*brk)(unsigned int id0, unsigned int id1, unsigned int err);
+	/* FIRE (data), BREAK (broken: data is the errno byte) */
+	void (*fire)(unsigned int id0, unsigned int id1, __u32 data, bool broken);
 	void (*clock)(__u32 us);
 	void (*run)(void);
 	void (*intr)(unsigned int w);	/* after m_intr() */

@@ -1218,35 +1218,34 @@ static bool dev_ioc_args(struct kf_ioc *io, unsigned char *arg)
 	return true;		/* io->defer: run at once (LK_HARNESS_OPS) */
 }
 
-static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, struct margs *mp)
+static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, struct margs *ma)
 {
 	struct lk_q *q = &L.q[io->slot];
 	size_t usize = _IOC_SIZE(io->cmd);
-	struct margs ma = *mp;
 	bool waited = false, seen = false, ctl = false;
 	unsigned int timers = 0;
 	__u32 before, after;
 	struct clk cb, ca;
 	int got, r;
 
-	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL) {
+	if (!exp && !io->arg_null && ma->nr == KEVENT_IOC_NR_CTL) {
 		ctl = true;
-		map_array(ma.a.ctl.events, ma.a.ctl.num, ma.a.ctl.cmd,
-			  ma.a.ctl.ioc_flags & KEVENT_CTL_EXT);
-		timers = short_timers_in(&ma);
+		map_array(ma->a.ctl.events, ma->a.ctl.num, ma->a.ctl.cmd,
+			  ma->a.ctl.ioc_flags & KEVENT_CTL_EXT);
+		timers = short_timers_in(ma);
 		if (timers)
-			memcpy(L.ctl_copy, KR.arena + (ma.a.ctl.events - (__u64)(uintptr_t)KR.arena),
-			       (size_t)ma.a.ctl.num * ctl_esz(&ma));
+			memcpy(L.ctl_copy, KR.arena + (ma->a.ctl.events - (__u64)(uintptr_t)KR.arena),
+			       (size_t)ma->a.ctl.num * ctl_esz(ma));
 	}
-	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_WAIT &&
-	    m_wait_blocks(&KR.m, (int)io->slot, &ma))
+	if (!exp && !io->arg_null && ma->nr == KEVENT_IOC_NR_WAIT &&
+	    m_wait_blocks(&KR.m, (int)io->slot, ma))
 		return;						/* LK_WAIT_BLOCKS */
-	if (!exp && !io->arg_null && get_range_faults(&ma)) {
+	if (!exp && !io->arg_null && get_range_faults(ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
 		seen = KR.m.slot[io->slot]->ctl_seen;
-		waited = clamp_wait((int)io->slot, &ma, arg);
-		exp = m_execute(&KR.m, (int)io->slot, 0, &ma, -1);
+		waited = clamp_wait((int)io->slot, ma, arg);
+		exp = m_execute(&KR.m, (int)io->slot, 0, ma, -1);
 	}
 	L.ioctls++;
 	L.rev3_ops += KR.m.slot[io->slot]->revision >= 3;
@@ -1259,7 +1258,7 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
 	/* LK_ARG_NULL: EFAULT stands for the size error on one backend, not on another */
 	rec(TR_RESULT, io->cmd, io->arg_null && got == -EFAULT ? exp : got);
 	if (L.trace)
-		trace_ioctl(io, &ma, got, exp);
+		trace_ioctl(io, ma, got, exp);
 	L.outcome[KR.op][bucket(got)]++;
 	if (io->arg_null) {
 		/* LK_ARG_NULL */
@@ -1268,32 +1267,32 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
 		return;
 	}
 	/* LK_RETRY_CTL_FAULT: the array's fault came from the kernel, before the daemon */
-	if (ma.nr == KEVENT_IOC_NR_CTL && got == -EFAULT && exp == -EFAULT &&
+	if (ma->nr == KEVENT_IOC_NR_CTL && got == -EFAULT && exp == -EFAULT &&
 	    (L.base.features & KEVENT_FEAT_RETRY_PATH))
 		KR.m.slot[io->slot]->ctl_seen = seen;
 	EXPECT_EQ("ioctl result", got, exp);
 	if (timers && got >= 0 && !KR.failed) {
-		arm_windows(&ma, before, after);
+		arm_windows(ma, before, after);
 		wait_timers(after);
 	}
 	if (ctl && !KR.failed)
 		ptimers_after(&cb, &ca);	/* LK_PTIMER; D9: a faulting write-back keeps them */
-	if (ctl && !KR.failed && (ma.a.ctl.ioc_flags & KEVENT_CTL_EXT))
-		canon_abs(ma.a.ctl.events, ma.a.ctl.num);
-	if (ctl && got > 0 && !KR.failed && ma.a.ctl.cmd == KEVENT_CTL_QUERY)
-		accept_query_left((int)io->slot, &ma, &cb, &ca);
-	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !KR.failed)
-		accept_timer_stamps(&ma, got);
+	if (ctl && !KR.failed && (ma->a.ctl.ioc_flags & KEVENT_CTL_EXT))
+		canon_abs(ma->a.ctl.events, ma->a.ctl.num);
+	if (ctl && got > 0 && !KR.failed && ma->a.ctl.cmd == KEVENT_CTL_QUERY)
+		accept_query_left((int)io->slot, ma, &cb, &ca);
+	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !KR.failed)
+		accept_timer_stamps(ma, got);
 	if (waited)
 		settle_waiters();				/* LK_WAITER_PUT */
 	if (got < 0 || KR.failed)
 		return;
-	if (ma.nr == KEVENT_IOC_NR_INFO)
+	if (ma->nr == KEVENT_IOC_NR_INFO)
 		kf_check_info_reply(io->slot, io->uid, arg, usize);
-	else if (ma.nr == KEVENT_IOC_NR_CTL)
-		note_entries(ma.a.ctl.events,
-			     ma.a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma.a.ctl.num,
-			     ctl_esz(&ma));
+	else if (ma->nr == KEVENT_IOC_NR_CTL)
+		note_entries(ma->a.ctl.events,
+			     ma->a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma->a.ctl.num,
+			     ctl_esz(ma));
 }
 
 /* Would a write to source i ready two or more kevents of one queue? */
@@ -1381,7 +1380,7 @@ static void ino_source(bool remove)
 }
 
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
-static void source(unsigned int id0, unsigned int id1, __u32 data, bool drain)
+static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 {
 	unsigned int fired;
 	bool several;
@@ -1430,16 +1429,6 @@ static void source(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 	if (L.trace)
 		fprintf(stderr, "lockstep: step %u write source %d (%u pending): %u fired\n",
 			KR.step, i, src[i].pending, fired);
-}
-
-static void dev_fire(unsigned int id0, unsigned int id1, __u32 data)
-{
-	source(id0, id1, data, false);
-}
-
-static void dev_break(unsigned int id0, unsigned int id1, unsigned int err)
-{
-	source(id0, id1, 0, true);
 }
 
 /* ---- one program ---- */
@@ -1533,7 +1522,6 @@ static const struct kf_exec on_device = {
 	.ioc_args = dev_ioc_args,
 	.ioctl = dev_ioctl,
 	.fire = dev_fire,
-	.brk = dev_break,
 	.info = dev_info,
 	.poll = dev_poll,
 	.info_expect = dev_info_expect,
