@@ -22,11 +22,13 @@
 #define KF_ARGMAX	(0x3fff + 2)	/* an ioctl argument: _IOC_SIZE + 1 */
 
 /*
- * An executor.  The operations are those of prog.h; one left NULL has no
- * form in this executor: its fields are skipped whole, as one unit (a
- * field-by-field read of an operation cut short would take some of them).
- * Each is called after the interpreter decoded the fields (slot % KF_NQ,
- * uid % KF_NUID) and made the model calls common to both.
+ * An executor.  The operations are those of prog.h; one left NULL (fault,
+ * clock, run, intr, put, exec, fires, uid) has no form in this executor:
+ * its fields are skipped whole, as one unit (a field-by-field read of an
+ * operation cut short would take some of them).  Each is called after the
+ * interpreter decoded the fields (slot % KF_NQ, uid % KF_NUID) and made the
+ * model calls common to both.  closed, ioc_args and the checks but info and
+ * poll may be NULL too.
  */
 struct kf_exec {
 	/* ---- a program ---- */
@@ -69,7 +71,7 @@ struct kf_exec {
 	/* A queue checked: what it showed (mask: poll's) */
 	void (*queue_seen)(unsigned int slot, const struct kevent_info *info, unsigned int mask);
 	void (*mem_seen)(size_t lo, size_t hi);	/* arena bytes written, compared */
-	/* A difference (why: "step N (OP): ..."); NULL: the run goes on to the end */
+	/* A difference (why: "step N (OP): ..."); NULL: the program stops after this operation */
 	void (*differs)(const char *why);
 };
 
