@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The in-process fuzz target: LLVMFuzzerTestOneInput() runs one program
- * (prog.h) against a deterministic core and the shadow model (model.h) and
- * aborts on the first difference, naming the step.  Every user-memory
- * access the core makes is checked against the ranges kdisp_plan()
- * announced, since a transport fetches exactly those (kcore.h).
+ * (prog.h) through the interpreter (interp.c) with this file's executor: a
+ * deterministic core called through kdisp_plan()/kdisp_execute(),
+ * simulated user memory, the test origin and the racing origin.  The first
+ * difference from the shadow model (model.h) aborts, naming the step.
+ * Every user-memory access the core makes is checked against the ranges
+ * kdisp_plan() announced, since a transport fetches exactly those (kcore.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -14,15 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kfuzz.h"
-#include "model.h"
+#include "interp.h"
 #include "test-origin.h"
 #include "test-uaccess.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define UKSZ	sizeof(struct ukevent)
-#define ARGMAX	(0x3fff + 2)
 
 /* A struct kuaccess that holds the core to the plan's ranges. */
 struct kf_ua {
@@ -43,17 +43,14 @@ struct kf_deferred {
 };
 
 struct kf {
-	struct model m;				/* large: static, not on the stack */
 	unsigned char arena[KF_ARENA] __attribute__((aligned(64)));
 	struct ktest_mem mem;
 	struct kcore *core;
 	__u64 now;
-	unsigned int step, op;
 	bool trace;				/* KFUZZ_TRACE set: log every call */
 	struct kf_deferred def;
 	struct kf_ua call_ua;
 	struct kf_ua wait_ua[KF_NW];
-	unsigned char arg[ARGMAX];
 	unsigned char reply[KEVENT_IOC_ARG_MAX];
 	unsigned int alloc_countdown;		/* n > 0: the n-th allocation fails */
 	unsigned long nwrites;			/* user-memory writes the core made */
@@ -112,36 +109,24 @@ static void note_add_entries(const struct kdisp_plan *plan, int got)
 	}
 }
 
-static const char *const op_names[KF_OP_NR] = {
-	"OPEN", "CLOSE", "POKE", "RAW", "FAULT", "CTL", "GET", "INFO",
-	"SETABI", "IOCTL", "FIRE", "BREAK", "CLOCK", "RUN", "INTR", "PUT", "EXEC",
-	"FIRES", "UID",
-};
-
-void kf_fail(const char *fmt, ...)
+/* A difference, or a broken invariant: the input fails here. */
+static void kf_abort(const char *why)
 {
-	va_list ap;
-
-	fprintf(stderr, "kfuzz: step %u (%s): ", K.step,
-		K.op < KF_OP_NR ? op_names[K.op] : "end");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "kfuzz: %s\n", why);
 	abort();
 }
 
-void kf_at(unsigned int step, unsigned int op)
+void kf_fail(const char *fmt, ...)
 {
-	K.step = step;
-	K.op = op;
-}
+	char msg[400];
+	va_list ap;
 
-#define EXPECT_EQ(what, got, exp) do {					\
-	long long g_ = (long long)(got), e_ = (long long)(exp);		\
-	if (g_ != e_)							\
-		kf_fail("%s: got %lld, expected %lld", what, g_, e_);	\
-} while (0)
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	kf_differs("%s", msg);	/* aborts: kf_abort() */
+	abort();
+}
 
 /* ---- the plan-checking user-memory accessor ---- */
 
@@ -172,7 +157,7 @@ static int ua_write(void *ctx, __u64 a, const void *src, size_t len)
 		kf_fail("%s wrote %zu bytes at %#llx outside the plan's out range",
 			u->who, len, (unsigned long long)a);
 	/* The late window is ours, not ktest_mem's: see fuzz/README.md. */
-	if (m_late_fault(&K.m, K.nwrites++, a, len))
+	if (m_late_fault(&KR.m, K.nwrites++, a, len))
 		return -EFAULT;
 	return K.mem.ua.write(K.mem.ua.ctx, a, src, len);
 }
@@ -216,7 +201,7 @@ static void kf_complete(void *ctx, int result)
 	struct mw *w = ctx;
 
 	if (w->real_done)
-		kf_fail("waiter %td completed twice", w - K.m.w);
+		kf_fail("waiter %td completed twice", w - KR.m.w);
 	w->real_done = true;
 	w->real_result = result;
 	note_errno(KEVENT_IOC_NR_GET_EVENTS, "call", result);
@@ -302,97 +287,14 @@ static struct kcaller caller_of(unsigned int uid)
 				 .uid = (uid_t)uid, .gid = (gid_t)uid };
 }
 
-/* ---- checks after every step ---- */
-
-static void check_arena(size_t lo, size_t hi)
-{
-	size_t i;
-
-	if (!memcmp(K.arena + lo, K.m.arena + lo, hi - lo))
-		return;
-	for (i = lo; i < hi; i++)
-		if (K.arena[i] != K.m.arena[i])
-			kf_fail("user memory byte %zu: got %#x, expected %#x",
-				i, K.arena[i], K.m.arena[i]);
-}
-
-static void check_slot(const struct mq *q, unsigned int s)
-{
-	const struct mukevent *got = (const void *)(q->ring + KEVENT_RING_SLOT_OFFSET(s));
-	const struct mukevent *exp = (const void *)(q->img + KEVENT_RING_SLOT_OFFSET(s));
-
-	if (memcmp(got, exp, sizeof(*got)))
-		kf_fail("ring slot %u: got id %u/%u flags %#x pad %#x, expected %u/%u %#x",
-			s, got->id.raw[0], got->id.raw[1], got->ret_flags, got->__pad,
-			exp->id.raw[0], exp->id.raw[1], exp->ret_flags);
-}
-
-/* The index and the slots written since the last check (D3). */
-static void check_ring(const struct mq *q)
-{
-	unsigned int n = q->ring_dirty < KEVENT_MAX_EVENTS ? q->ring_dirty : KEVENT_MAX_EVENTS;
-	unsigned int idx = __atomic_load_n((__u32 *)q->ring, __ATOMIC_ACQUIRE), i;
-
-	EXPECT_EQ("ring index (D3)", idx, q->ring_idx);
-	for (i = 1; i <= n; i++)
-		check_slot(q, (q->ring_idx + KEVENT_MAX_EVENTS - i) % KEVENT_MAX_EVENTS);
-}
-
-/* Every byte, headers and padding included (section 5.1). */
-static void check_ring_full(const struct mq *q)
-{
-	size_t i;
-
-	if (!memcmp(q->ring, q->img, KEVENT_RING_SIZE))
-		return;
-	for (i = 0; i < KEVENT_RING_SIZE; i++)
-		if (q->ring[i] != q->img[i])
-			kf_fail("ring byte %zu: got %#x, expected %#x", i, q->ring[i], q->img[i]);
-}
-
-static void check_info(struct mq *q, unsigned int uid, const struct kevent_info *got,
-		       size_t usize)
-{
-	struct kevent_info exp;
-
-	m_info(&K.m, q->slot, uid, usize, &exp);
-	if (memcmp(got, &exp, exp.size)) {
-		fprintf(stderr, "INFO got/expected: kevents %u/%u ready %u/%u parked %u/%u"
-			" live q %llu/%llu k %llu/%llu w %llu/%llu\n",
-			got->queue_kevents, exp.queue_kevents, got->queue_ready, exp.queue_ready,
-			got->queue_parked, exp.queue_parked,
-			(unsigned long long)got->live_queues, (unsigned long long)exp.live_queues,
-			(unsigned long long)got->live_kevents, (unsigned long long)exp.live_kevents,
-			(unsigned long long)got->live_waiters, (unsigned long long)exp.live_waiters);
-		kf_fail("INFO differs from the model");
-	}
-}
-
-/* INFO through the dispatcher, as any client would ask it. */
-static void check_queue(struct mq *q)
-{
-	struct kcaller c = caller_of(q->owner);
-	struct kdisp_plan plan;
-	struct kevent_info info;
-	unsigned int mask;
-
-	EXPECT_EQ("INFO plan", kdisp_plan(q->kq, KEVENT_IOC_INFO, NULL, 0, &c, &plan), 0);
-	EXPECT_EQ("INFO", kdisp_execute(q->kq, &plan, &c, &K.mem.ua, &info, NULL, NULL), 0);
-	check_info(q, q->owner, &info, sizeof(info));
-	mask = kqueue_poll(q->kq);
-	EXPECT_EQ("poll mask", mask, q->nrdy || q->latched ? POLLIN | POLLRDNORM : 0);	/* D50 */
-	EXPECT_EQ("notify calls", q->notify_seen, q->notify_exp);
-	if (q->ring)
-		check_ring(q);
-	q->ring_dirty = 0;
-}
+/* ---- checks after every step: this executor's own ---- */
 
 static void check_waiters(void)
 {
 	unsigned int i;
 
 	for (i = 0; i < KF_NW; i++) {
-		struct mw *w = &K.m.w[i];
+		struct mw *w = &KR.m.w[i];
 
 		if (!w->used)
 			continue;
@@ -412,55 +314,62 @@ static void check_counters(void)
 	unsigned int u, l;
 
 	kcore_counters(K.core, &got);
-	m_counters(&K.m, &exp);
+	m_counters(&KR.m, &exp);
 	EXPECT_EQ("live queues", got.queues, exp.queues);
 	EXPECT_EQ("live kevents", got.kevents, exp.kevents);
 	EXPECT_EQ("live waiters", got.waiters, exp.waiters);
 	EXPECT_EQ("ready kevents", got.ready, exp.ready);
-	EXPECT_EQ("attached to the test origin", ktest_attached(), K.m.attached);
-	EXPECT_EQ("attach calls", ktest_attach_calls(), K.m.attach_calls);
-	EXPECT_EQ("detach calls", ktest_detach_calls(), K.m.detach_calls);
-	EXPECT_EQ("attached to the racing origin", race_attached, K.m.race_attached);
-	EXPECT_EQ("user-memory writes", K.nwrites, K.m.nwrites);
+	EXPECT_EQ("attached to the test origin", ktest_attached(), KR.m.attached);
+	EXPECT_EQ("attach calls", ktest_attach_calls(), KR.m.attach_calls);
+	EXPECT_EQ("detach calls", ktest_detach_calls(), KR.m.detach_calls);
+	EXPECT_EQ("attached to the racing origin", race_attached, KR.m.race_attached);
+	EXPECT_EQ("user-memory writes", K.nwrites, KR.m.nwrites);
 	for (u = 0; u < KF_NUID; u++)
 		for (l = 0; l < KEVENT_LIMIT_NR; l++)
-			if (kcore_uid_used(K.core, u, l) != K.m.used[u][l])
+			if (kcore_uid_used(K.core, u, l) != KR.m.used[u][l])
 				kf_fail("uid %u limit %u used %u, expected %u", u, l,
-					kcore_uid_used(K.core, u, l), K.m.used[u][l]);
+					kcore_uid_used(K.core, u, l), KR.m.used[u][l]);
 }
 
-static void check_all(void)
+static void core_check(void)
 {
-	unsigned int i;
-
-	m_reap(&K.m);
 	check_waiters();
 	check_counters();
-	for (i = 0; i < KF_NQ; i++)
-		if (K.m.slot[i])
-			check_queue(K.m.slot[i]);
-	if (K.m.dirty_lo < K.m.dirty_hi)
-		check_arena(K.m.dirty_lo, K.m.dirty_hi);
-	K.m.dirty_lo = KF_ARENA;
-	K.m.dirty_hi = 0;
+}
+
+/* INFO through the dispatcher, as any client would ask it. */
+static int core_info(unsigned int slot, struct kevent_info *info)
+{
+	struct kqueue *kq = KR.m.slot[slot]->kq;
+	struct kcaller c = caller_of(KR.m.slot[slot]->owner);
+	struct kdisp_plan plan;
+	int err = kdisp_plan(kq, KEVENT_IOC_INFO, NULL, 0, &c, &plan);
+
+	return err ? err : kdisp_execute(kq, &plan, &c, &K.mem.ua, info, NULL, NULL);
+}
+
+static unsigned int core_poll(unsigned int slot)
+{
+	return kqueue_poll(KR.m.slot[slot]->kq);
+}
+
+static void core_queue_seen(unsigned int slot, const struct kevent_info *info,
+			    unsigned int mask)
+{
+	const struct mq *q = KR.m.slot[slot];
+
+	EXPECT_EQ("notify calls", q->notify_seen, q->notify_exp);
 }
 
 /* ---- operations ---- */
 
-static void op_open(struct kf_cur *c)
+static void core_open(unsigned int slot, unsigned int uid, unsigned int flags)
 {
-	unsigned int slot, uid, flags;
 	struct kcaller owner;
 	unsigned char *ring = NULL;
 	struct kqueue *kq;
 	int exp, got;
 
-	if (!kf_u8(c, &slot) || !kf_u8(c, &uid) || !kf_u8(c, &flags))
-		return;
-	slot %= KF_NQ;
-	uid %= KF_NUID;
-	if (K.m.slot[slot])
-		return;
 	if (flags & KF_OPEN_RING) {
 		ring = aligned_alloc(4096, KEVENT_RING_SIZE);
 		if (!ring)
@@ -468,13 +377,13 @@ static void op_open(struct kf_cur *c)
 		memset(ring, 0, KEVENT_RING_SIZE);
 	}
 	owner = caller_of(uid);
-	exp = m_open(&K.m, (int)slot, uid, ring, flags & KF_OPEN_NOTIFY);
+	exp = m_open(&KR.m, (int)slot, uid, ring, flags & KF_OPEN_NOTIFY);
 	K.alloc_countdown = (flags >> KF_OPEN_ENOMEM_SHIFT) & 3;
 	got = kqueue_open(K.core, &owner, ring, &kq);
 	/* An allocation of open() failed: it must fail cleanly (D19 spirit). */
 	if (!exp && !K.alloc_countdown && (flags >> KF_OPEN_ENOMEM_SHIFT) & 3) {
 		exp = -ENOMEM;
-		m_open_undo(&K.m, (int)slot);
+		m_open_undo(&KR.m, (int)slot);
 	}
 	K.alloc_countdown = 0;
 	EXPECT_EQ("kqueue_open", got, exp);
@@ -482,63 +391,26 @@ static void op_open(struct kf_cur *c)
 		free(ring);
 		return;
 	}
-	K.m.slot[slot]->kq = kq;
+	KR.m.slot[slot]->kq = kq;
 	if (flags & KF_OPEN_NOTIFY)
-		kqueue_set_notify(kq, kf_notify, K.m.slot[slot]);
+		kqueue_set_notify(kq, kf_notify, KR.m.slot[slot]);
 }
 
-static void release_slot(unsigned int slot)
+static void core_release(unsigned int slot)
 {
-	struct mq *q = K.m.slot[slot];
-	unsigned char *ring = q->ring;
+	struct mq *q = KR.m.slot[slot];
 
-	if (ring)
-		check_ring_full(q);
 	if (K.def.valid && K.def.q == q)
 		K.def.valid = false;
-	m_release(&K.m, (int)slot);
 	kqueue_release(q->kq);
-	free(ring);
+	free(q->ring);
 }
 
-static void op_close(struct kf_cur *c)
+/* The simulated accessor fails exactly in [lo, hi), bit0: writes, else reads. */
+static void core_fault(unsigned int which, __u64 lo, __u64 hi)
 {
-	unsigned int slot;
-
-	if (!kf_u8(c, &slot))
-		return;
-	slot %= KF_NQ;
-	if (K.m.slot[slot])
-		release_slot(slot);
-}
-
-static void put_both(void *ctx, size_t off, const void *src, size_t len)
-{
-	memcpy(K.arena + off, src, len);
-	m_poke(&K.m, off, src, len);
-}
-
-static void op_fault(struct kf_cur *c)
-{
-	unsigned int which;
-	__u32 lo, hi;
-	__u64 a, b;
-
-	if (!kf_u8(c, &which) || !kf_u32(c, &lo) || !kf_u32(c, &hi))
-		return;
-	a = lo < hi ? kf_uaddr((__u64)(uintptr_t)K.arena, lo) : 0;
-	b = lo < hi ? kf_uaddr((__u64)(uintptr_t)K.arena, hi) : 0;
-	if ((which & 3) == 3) {
-		K.m.llo = a;
-		K.m.lhi = b;
-		K.m.late_after = K.nwrites + (which >> 2);
-	} else if (which & 1) {
-		K.mem.wfault_lo = K.m.wlo = a;
-		K.mem.wfault_hi = K.m.whi = b;
-	} else {
-		K.mem.rfault_lo = K.m.rlo = a;
-		K.mem.rfault_hi = K.m.rhi = b;
-	}
+	*(which & 1 ? &K.mem.wfault_lo : &K.mem.rfault_lo) = lo;
+	*(which & 1 ? &K.mem.wfault_hi : &K.mem.rfault_hi) = hi;
 }
 
 static int free_waiter_slot(void)
@@ -546,20 +418,9 @@ static int free_waiter_slot(void)
 	int i;
 
 	for (i = 0; i < KF_NW; i++)
-		if (!K.m.w[i].used)
+		if (!KR.m.w[i].used)
 			return i;
 	return -1;
-}
-
-static void check_reply(struct mq *q, unsigned int uid, const struct margs *ma)
-{
-	size_t i;
-
-	check_info(q, uid, (const struct kevent_info *)K.reply, ma->usize);
-	/* copy_struct_to_user: the caller's larger struct gets a zero tail. */
-	for (i = sizeof(struct kevent_info); i < ma->usize; i++)
-		if (K.reply[i])
-			kf_fail("INFO reply byte %zu not zeroed", i);
 }
 
 /* GET_EVENTS never returns more than max_nr nor more than were ready. */
@@ -576,7 +437,7 @@ static void check_get_bound(const struct margs *ma, int got, unsigned int ready)
 static void execute(unsigned int slot, unsigned int uid, struct kdisp_plan *plan,
 		    const struct margs *ma, bool park)
 {
-	struct mq *q = K.m.slot[slot];
+	struct mq *q = KR.m.slot[slot];
 	struct kcaller c = caller_of(uid);
 	struct kwaiter *kw = NULL;
 	struct kwait_req wr;
@@ -584,10 +445,10 @@ static void execute(unsigned int slot, unsigned int uid, struct kdisp_plan *plan
 	int exp, got, wslot;
 
 	wslot = park ? free_waiter_slot() : -1;
-	exp = m_execute(&K.m, (int)slot, uid, ma, wslot);
+	exp = m_execute(&KR.m, (int)slot, uid, ma, wslot);
 	ua_set(&K.call_ua, plan, "the call");
 	if (wslot >= 0) {
-		wr = (struct kwait_req){ &K.wait_ua[wslot].ua, kf_complete, &K.m.w[wslot] };
+		wr = (struct kwait_req){ &K.wait_ua[wslot].ua, kf_complete, &KR.m.w[wslot] };
 		/* The accessor a parked waiter uses later: the plan of its call. */
 		ua_set(&K.wait_ua[wslot], plan, "a parked GET_EVENTS");
 	}
@@ -598,44 +459,40 @@ static void execute(unsigned int slot, unsigned int uid, struct kdisp_plan *plan
 	note_errno(plan->nr, "call", got);
 	note_add_entries(plan, got);
 	if (K.trace)
-		fprintf(stderr, "kfuzz: step %u: execute %d\n", K.step, got);
+		fprintf(stderr, "kfuzz: step %u: execute %d\n", KR.step, got);
 	check_get_bound(ma, got, ready);
 	if (got == KDISP_PARKED)
-		K.m.w[wslot].kw = kw;
+		KR.m.w[wslot].kw = kw;
 	else if (ma->nr == KEVENT_IOC_NR_INFO)
-		check_reply(q, uid, ma);
+		kf_check_info_reply(slot, uid, K.reply, ma->usize);
 }
 
-/* Plan one ioctl on the real core and on the model, then run or defer it. */
-static void do_ioctl(unsigned int slot, unsigned int uid, unsigned int cmd,
-		     const void *arg, size_t arg_len, bool park, bool defer)
+/* Phase 1 on the real core (the model's is exp), then run or defer it. */
+static void core_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, struct margs *ma)
 {
-	struct mq *q = K.m.slot[slot];
-	struct kcaller c = caller_of(uid);
+	struct mq *q = KR.m.slot[io->slot];
+	struct kcaller c = caller_of(io->uid);
 	struct kdisp_plan plan;
-	struct margs ma;
-	int exp, got;
+	int got;
 
-	if (!q)
-		return;
-	exp = m_plan(&K.m, (int)slot, cmd, arg, arg_len, &ma);
-	got = kdisp_plan(q->kq, cmd, arg, arg_len, &c, &plan);
+	got = kdisp_plan(q->kq, io->cmd, io->arg_null ? NULL : arg, io->arg_len, &c, &plan);
 	EXPECT_EQ("kdisp_plan", got, exp);
-	note_errno(_IOC_NR(cmd), "call", got);
+	note_errno(_IOC_NR(io->cmd), "call", got);
 	if (K.trace)
-		fprintf(stderr, "kfuzz: step %u: cmd %#x on q%u: plan %d\n", K.step, cmd, slot, got);
+		fprintf(stderr, "kfuzz: step %u: cmd %#x on q%u: plan %d\n", KR.step, io->cmd,
+			io->slot, got);
 	if (got)
 		return;
-	if (ma.nr == KEVENT_IOC_NR_INFO)
-		EXPECT_EQ("INFO reply_len", plan.reply_len, ma.usize);
-	if (!defer) {
-		execute(slot, uid, &plan, &ma, park);
+	if (ma->nr == KEVENT_IOC_NR_INFO)
+		EXPECT_EQ("INFO reply_len", plan.reply_len, ma->usize);
+	if (!io->defer) {
+		execute(io->slot, io->uid, &plan, ma, io->park);
 		return;
 	}
-	K.def = (struct kf_deferred){ true, slot, uid, park, q, plan, ma };
+	K.def = (struct kf_deferred){ true, io->slot, io->uid, io->park, q, plan, *ma };
 }
 
-static void op_exec(void)
+static void core_exec_deferred(void)
 {
 	struct kf_deferred *d = &K.def;
 
@@ -646,84 +503,58 @@ static void op_exec(void)
 	execute(d->slot, d->uid, &d->plan, &d->ma, d->park);
 }
 
-static void op_ioc(struct kf_cur *c, unsigned int op)
+static void core_fire(unsigned int id0, unsigned int id1, __u32 data, bool broken)
 {
-	struct kf_ioc io;
-
-	if (kf_decode_ioc(c, op, &io, K.arg, (__u64)(uintptr_t)K.arena))
-		do_ioctl(io.slot, io.uid, io.cmd, io.arg_null ? NULL : K.arg, io.arg_len,
-			 io.park, io.defer);
-}
-
-static void op_fire(struct kf_cur *c, bool broken)
-{
-	unsigned int id0, id1, err;
-	__u32 data = 0;
-	__u64 id;
+	__u64 id = (__u64)id1 << 32 | id0;
 	unsigned int exp, got;
 
-	if (!kf_u8(c, &id0) || !kf_u8(c, &id1))
-		return;
-	if (broken ? !kf_u8(c, &err) : !kf_u32(c, &data))
-		return;
-	id = (__u64)id1 << 32 | id0;
 	if (broken) {
-		exp = m_fire(&K.m, id, KEVENT_RET_BROKEN, 0, (__u32)-(int)err);
-		got = ktest_break(id, -(int)err);
+		exp = m_fire(&KR.m, id, KEVENT_RET_BROKEN, 0, (__u32)-(int)data);
+		got = ktest_break(id, -(int)data);
 	} else {
-		exp = m_fire(&K.m, id, 0, data, 0);
+		exp = m_fire(&KR.m, id, 0, data, 0);
 		got = ktest_fire(id, data);
 	}
 	EXPECT_EQ("kevents fired", got, exp);
 	if (K.trace)
-		fprintf(stderr, "kfuzz: step %u: fired %u\n", K.step, got);
+		fprintf(stderr, "kfuzz: step %u: fired %u\n", KR.step, got);
 }
 
-static void op_fire_stopped(struct kf_cur *c)
+static void core_fire_stopped(unsigned int id0, unsigned int id1, __u32 data)
 {
-	unsigned int id0, id1, exp, got;
-	__u32 data;
-	__u64 id;
+	__u64 id = (__u64)id1 << 32 | id0;
+	unsigned int exp, got;
 
-	if (!kf_u8(c, &id0) || !kf_u8(c, &id1) || !kf_u32(c, &data))
-		return;
-	id = (__u64)id1 << 32 | id0;
-	exp = m_fire_stopped(&K.m, id, data);
+	exp = m_fire_stopped(&KR.m, id, data);
 	got = ktest_fire_stopped(id, data);
 	EXPECT_EQ("racing fires that kept going", got, exp);
 }
 
-static void op_uid(struct kf_cur *c)
+static void core_uid(unsigned int uid, unsigned int limit, unsigned int act)
 {
-	unsigned int uid, limit, act;
-	struct kcaller who;
+	struct kcaller who = caller_of(uid);
 	int exp;
 
-	if (!kf_u8(c, &uid) || !kf_u8(c, &limit) || !kf_u8(c, &act))
-		return;
-	uid %= KF_NUID;
-	limit %= KEVENT_LIMIT_NR + 1;	/* one beyond: -EINVAL */
-	who = caller_of(uid);
-	switch (act % 4) {
+	switch (act) {
 	case 0:
 		EXPECT_EQ("kcore_uid_charge", kcore_uid_charge(K.core, uid, limit),
-			  m_uid_charge(&K.m, uid, limit));
+			  m_uid_charge(&KR.m, uid, limit));
 		break;
 	case 1:
-		if (limit < KEVENT_LIMIT_NR && K.m.ours[uid][limit]) {
-			m_uid_uncharge(&K.m, uid, limit);
+		if (limit < KEVENT_LIMIT_NR && KR.m.ours[uid][limit]) {
+			m_uid_uncharge(&KR.m, uid, limit);
 			kcore_uid_uncharge(K.core, uid, limit);
 		}
 		break;
 	case 2:
 		/* D18: the running cap is -EAGAIN, not -ENOSPC */
-		exp = m_uid_charge(&K.m, uid, KEVENT_LIMIT_RUNNING);
+		exp = m_uid_charge(&KR.m, uid, KEVENT_LIMIT_RUNNING);
 		EXPECT_EQ("kcore_running_enter", kcore_running_enter(K.core, &who),
 			  exp == -ENOSPC ? -EAGAIN : exp);
 		break;
 	default:
-		if (K.m.ours[uid][KEVENT_LIMIT_RUNNING]) {
-			m_uid_uncharge(&K.m, uid, KEVENT_LIMIT_RUNNING);
+		if (KR.m.ours[uid][KEVENT_LIMIT_RUNNING]) {
+			m_uid_uncharge(&KR.m, uid, KEVENT_LIMIT_RUNNING);
 			kcore_running_exit(K.core, &who);
 		}
 		break;
@@ -737,83 +568,38 @@ static void uncharge_ours(void)
 
 	for (u = 0; u < KF_NUID; u++)
 		for (l = 0; l < KEVENT_LIMIT_NR; l++)
-			while (K.m.ours[u][l]) {
-				m_uid_uncharge(&K.m, u, l);
+			while (KR.m.ours[u][l]) {
+				m_uid_uncharge(&KR.m, u, l);
 				kcore_uid_uncharge(K.core, u, l);
 			}
 }
 
-static void run_deadlines(void)
+static void core_run(void)
 {
-	m_run(&K.m);
+	m_run(&KR.m);
 	kcore_run_deadlines(K.core);
 }
 
-static void op_clock(struct kf_cur *c)
+static void core_clock(__u32 us)
 {
-	__u32 us;
-
-	if (!kf_u32(c, &us))
-		return;
 	K.now += (__u64)us * 1000;
-	K.m.now = K.now;
-	run_deadlines();
+	KR.m.now = K.now;
+	core_run();
 }
 
-static void op_waiter(struct kf_cur *c, bool intr)
+static void core_intr(unsigned int w)
 {
-	unsigned int i;
-	struct mw *w;
-
-	if (!kf_u8(c, &i))
-		return;
-	w = &K.m.w[i % KF_NW];
-	/* The handle is the transport's until it puts it. */
-	if (!w->used || w->put)
-		return;
-	if (intr) {
-		m_intr(&K.m, (int)(i % KF_NW));
-		kwaiter_interrupt(w->kw);
-	} else {
-		m_put(&K.m, (int)(i % KF_NW));
-		kwaiter_put(w->kw);
-	}
+	kwaiter_interrupt(KR.m.w[w].kw);
 }
 
-static bool run_op(struct kf_cur *c)
+static void core_put(unsigned int w)
 {
-	unsigned int op;
-
-	if (!kf_u8(c, &op))
-		return false;
-	K.op = op % KF_OP_NR;
-	switch (K.op) {
-	case KF_OP_OPEN: op_open(c); break;
-	case KF_OP_CLOSE: op_close(c); break;
-	case KF_OP_POKE:
-	case KF_OP_RAW: kf_decode_poke(c, K.op, put_both, NULL); break;
-	case KF_OP_FAULT: op_fault(c); break;
-	case KF_OP_CTL:
-	case KF_OP_GET:
-	case KF_OP_INFO:
-	case KF_OP_SETABI:
-	case KF_OP_IOCTL: op_ioc(c, K.op); break;
-	case KF_OP_FIRE: op_fire(c, false); break;
-	case KF_OP_BREAK: op_fire(c, true); break;
-	case KF_OP_CLOCK: op_clock(c); break;
-	case KF_OP_RUN: run_deadlines(); break;
-	case KF_OP_INTR: op_waiter(c, true); break;
-	case KF_OP_PUT: op_waiter(c, false); break;
-	case KF_OP_EXEC: op_exec(); break;
-	case KF_OP_FIRES: op_fire_stopped(c); break;
-	default: op_uid(c); break;
-	}
-	return true;
+	kwaiter_put(KR.m.w[w].kw);
 }
 
 /* ---- one program ---- */
 
-static void start(const uint8_t *hdr)
+static void core_start(const uint8_t *hdr)
 {
 	struct kcore_config cfg;
 	unsigned int t;
@@ -821,8 +607,6 @@ static void start(const uint8_t *hdr)
 
 	K.trace = getenv("KFUZZ_TRACE") != NULL;
 	K.nwrites = 0;
-	memset(K.arena, 0, sizeof(K.arena));
-	m_init(&K.m, hdr, (__u64)(uintptr_t)K.arena);
 	ktest_mem_init(&K.mem, K.arena, sizeof(K.arena));
 	ktest_origin_reset();
 	K.now = 0;
@@ -836,9 +620,9 @@ static void start(const uint8_t *hdr)
 	K.alloc_countdown = 0;
 	cfg.max_ctl_num = kf_path_max[hdr[KF_HDR_PATH] & 0xf];
 	cfg.max_get_nr = kf_path_max[hdr[KF_HDR_PATH] >> 4];
-	memcpy(cfg.caps, K.m.caps, sizeof(cfg.caps));
+	memcpy(cfg.caps, KR.m.caps, sizeof(cfg.caps));
 	for (t = 0; t < KEVENT_MAX; t++)
-		if (K.m.mask & (1u << t))
+		if (KR.m.mask & (1u << t))
 			cfg.origins[t] = (KF_RO_TYPES & (1u << t)) ? &race_ops : &ktest_origin_ops;
 	race_attached = 0;
 	err = kcore_new(&cfg, &K.core);
@@ -850,24 +634,20 @@ static void start(const uint8_t *hdr)
 }
 
 /* The end of every program: nothing may be left (the leak check). */
-static void finish(void)
+static void core_finish(void)
 {
 	struct kcore_counters cnt;
 	unsigned int i, l;
 
-	K.op = KF_OP_NR;
-	for (i = 0; i < KF_NQ; i++)
-		if (K.m.slot[i])
-			release_slot(i);
-	check_all();
+	kf_check_all();
 	for (i = 0; i < KF_NW; i++)
-		if (K.m.w[i].used && !K.m.w[i].put) {
-			m_put(&K.m, (int)i);
-			kwaiter_put(K.m.w[i].kw);
+		if (KR.m.w[i].used && !KR.m.w[i].put) {
+			m_put(&KR.m, (int)i);
+			kwaiter_put(KR.m.w[i].kw);
 		}
-	run_deadlines();
+	core_run();
 	uncharge_ours();
-	check_all();
+	kf_check_all();
 	kcore_counters(K.core, &cnt);
 	if (cnt.queues || cnt.kevents || cnt.waiters || cnt.ready)
 		kf_fail("live objects left: %llu queues %llu kevents %llu waiters %llu ready",
@@ -877,25 +657,49 @@ static void finish(void)
 		for (l = 0; l < KEVENT_LIMIT_NR; l++)
 			EXPECT_EQ("uid charge left", kcore_uid_used(K.core, i, l), 0);
 	EXPECT_EQ("still attached", ktest_attached(), 0);
-	check_arena(0, KF_ARENA);
+}
+
+static void core_teardown(void)
+{
 	kcore_free(K.core);
 	K.core = NULL;
 }
 
+/* The in-process executor (interp.h). */
+static const struct kf_exec in_process = {
+	.start = core_start,
+	.finish = core_finish,
+	.teardown = core_teardown,
+	.open = core_open,
+	.release = core_release,
+	.fault = core_fault,
+	.ioctl = core_ioctl,
+	.fire = core_fire,
+	.clock = core_clock,
+	.run = core_run,
+	.intr = core_intr,
+	.put = core_put,
+	.exec = core_exec_deferred,
+	.fires = core_fire_stopped,
+	.uid = core_uid,
+	.check = core_check,
+	.info = core_info,
+	.poll = core_poll,
+	.queue_seen = core_queue_seen,
+	.differs = kf_abort,
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct kf_cur c = { data + KF_HDR_LEN, size - KF_HDR_LEN };
-
 	if (size < KF_HDR_LEN)
 		return 0;
+	KR.e = &in_process;
+	KR.arena = K.arena;
 	if (data[KF_HDR_ORIGINS] & KF_HDR_LOOSE) {
 		memset(K.arena, 0, sizeof(K.arena));
 		kf_loose_run(data, size, K.arena);
 		return 0;
 	}
-	start(data);
-	for (K.step = 0; K.step < KF_MAX_STEPS && run_op(&c); K.step++)
-		check_all();
-	finish();
+	kf_run_program(data, size);
 	return 0;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kevent-lockstep: the programs of kfuzz (prog.h, read by decode.c) run
- * through a real /dev/kevent, and after every operation the device is
- * compared with the shadow model (model.c): the return value and errno,
- * every byte of user memory (CTL write-back, GET_EVENTS output in order with
+ * kevent-lockstep: the programs of kfuzz (prog.h) run by the one
+ * interpreter (interp.c) through this file's device executor: a real
+ * /dev/kevent, and after every operation the device is compared with the
+ * shadow model (model.c): the return value and errno, every byte of user
+ * memory (CTL write-back, GET_EVENTS output in order with
  * ret_flags/ret_data), INFO field by field, the ring slot by slot and its
  * index, the poll() mask.
  *
@@ -42,11 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kfuzz.h"
-#include "model.h"
+#include "interp.h"
 
 #define UKSZ		sizeof(struct ukevent)
-#define ARGMAX		(0x3fff + 2)
 #define RESERVE		((size_t)1 << 32)	/* any arena offset lands in it */
 #define GUARD		65536			/* PROT_NONE before the arena */
 #define TIMER_PERIOD_MS	3600000u		/* never expires within a program */
@@ -379,20 +378,14 @@ static struct {
 	const char *dev;
 	int probe;			/* a queue of our own for INFO between programs */
 	struct kevent_info base;	/* the probe's INFO at the start of a program */
-	struct model m;
-	unsigned char *arena;
 	struct lk_q q[KF_NQ];
-	unsigned char arg[ARGMAX + 64] __attribute__((aligned(64)));
 	unsigned char ctl_copy[KF_ARENA];
 	bool drain;			/* KEVENT_IOC_DRAIN answers */
 	bool verbose, keep_going, trace;	/* trace: LOCKSTEP_TRACE set */
-	unsigned int step, op;
 	const char *prog_name;
 	const char *where;		/* which run of a cross-backend pair differed */
-	bool failed;
-	char why[512];
-	/* figures */
-	unsigned long programs, ops, diffs, ioctls, fires;
+	/* figures (operations: KR.ops) */
+	unsigned long programs, diffs, ioctls, fires;
 	unsigned long rev3_ops, ptimer_exp, query_left;	/* revision 3: what was compared */
 	unsigned long ptimer_late;			/* timer expiries after the barrier */
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
@@ -460,7 +453,7 @@ static void rec(unsigned int kind, unsigned int what, long long val)
 	struct lk_dev *d = &devs[cur_dev];
 
 	if (ndev > 1 && d->ntr < TR_MAX)
-		d->tr[d->ntr++] = (struct lk_rec){ L.step, kind, what, val };
+		d->tr[d->ntr++] = (struct lk_rec){ KR.step, kind, what, val };
 }
 
 static void rec_mem(size_t lo, size_t hi)
@@ -470,11 +463,11 @@ static void rec_mem(size_t lo, size_t hi)
 	if (ndev < 2)
 		return;
 	for (size_t i = lo; i < hi; i++)
-		h = (h ^ (is_stamp(i) ? 0 : L.arena[i])) * 1099511628211ull;
+		h = (h ^ (is_stamp(i) ? 0 : KR.arena[i])) * 1099511628211ull;
 	rec(TR_MEM, (unsigned int)lo, (long long)h);
 }
 
-/* The two devices' records: 0 equal, else the first difference in L.why. */
+/* The two devices' records: 0 equal, else the first difference in KR.why. */
 static int cross_compare(void)
 {
 	const struct lk_dev *a = &devs[0], *b = &devs[1];
@@ -485,39 +478,17 @@ static int cross_compare(void)
 
 		if (!memcmp(x, y, sizeof(*x)))
 			continue;
-		snprintf(L.why, sizeof(L.why), "step %u: %s (%u): %lld on %s, %lld on %s "
+		snprintf(KR.why, sizeof(KR.why), "step %u: %s (%u): %lld on %s, %lld on %s "
 			 "(step %u there)", x->step, tr_names[x->kind], x->what, x->val, a->path,
 			 x->kind == y->kind && x->step == y->step ? y->val : -1, b->path, y->step);
 		return 1;
 	}
 	if (a->ntr != b->ntr) {
-		snprintf(L.why, sizeof(L.why), "%u records on %s, %u on %s", a->ntr, a->path,
+		snprintf(KR.why, sizeof(KR.why), "%u records on %s, %u on %s", a->ntr, a->path,
 			 b->ntr, b->path);
 		return 1;
 	}
 	return 0;
-}
-
-static const char *const op_names[KF_OP_NR] = {
-	"OPEN", "CLOSE", "POKE", "RAW", "FAULT", "CTL", "GET", "INFO",
-	"SETABI", "IOCTL", "FIRE", "BREAK", "CLOCK", "RUN", "INTR", "PUT", "EXEC",
-	"FIRES", "UID",
-};
-
-/* A difference: recorded, and the program stops here (longjmp-free: a flag). */
-static void diff(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (L.failed)
-		return;
-	L.failed = true;
-	n = snprintf(L.why, sizeof(L.why), "step %u (%s): ", L.step,
-		     L.op < KF_OP_NR ? op_names[L.op] : "end");
-	va_start(ap, fmt);
-	vsnprintf(L.why + n, sizeof(L.why) - (size_t)n, fmt, ap);
-	va_end(ap);
 }
 
 void kf_fail(const char *fmt, ...)
@@ -529,12 +500,6 @@ void kf_fail(const char *fmt, ...)
 	va_end(ap);
 	abort();
 }
-
-#define EXPECT_EQ(what, got, exp) do {					\
-	long long g_ = (long long)(got), e_ = (long long)(exp);		\
-	if (g_ != e_)							\
-		diff("%s: got %lld, expected %lld", what, g_, e_);	\
-} while (0)
 
 static int info_of(int fd, struct kevent_info *out)
 {
@@ -548,7 +513,7 @@ static void drain_origins(void)
 	struct kevent_drain d = { 0 };
 
 	if (L.drain && ioctl(L.probe, KEVENT_IOC_DRAIN, &d) < 0)
-		diff("KEVENT_IOC_DRAIN: %s", strerror(errno));
+		kf_differs("KEVENT_IOC_DRAIN: %s", strerror(errno));
 }
 
 static void map_ring(struct lk_q *q, const struct kevent_info *info)
@@ -562,12 +527,12 @@ static void map_ring(struct lk_q *q, const struct kevent_info *info)
 	} else if (info->features & KEVENT_FEAT_RING_SHM) {
 		memset(&shm, 0, sizeof(shm));
 		if (ioctl(q->fd, KEVENT_IOC_RING_SHM, &shm) < 0) {
-			diff("RING_SHM: %s", strerror(errno));
+			kf_differs("RING_SHM: %s", strerror(errno));
 			return;
 		}
 		fd = open(shm.path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			diff("open %s: %s", shm.path, strerror(errno));
+			kf_differs("open %s: %s", shm.path, strerror(errno));
 			return;
 		}
 		q->ring = mmap(NULL, KEVENT_RING_SIZE, PROT_READ, MAP_SHARED, fd, 0);
@@ -576,20 +541,18 @@ static void map_ring(struct lk_q *q, const struct kevent_info *info)
 		return;
 	}
 	if (q->ring == MAP_FAILED) {
-		diff("mapping the ring: %s", strerror(errno));
+		kf_differs("mapping the ring: %s", strerror(errno));
 		q->ring = NULL;
 	}
 }
 
-/* ---- checks after every operation ---- */
+/* ---- checks after every operation: what the device shows ---- */
 
 /* The model's INFO, with the allowances of lk_rules[] applied. */
-static void expected_info(int slot, size_t usize, const struct kevent_info *dev,
-			  struct kevent_info *exp)
+static void dev_info_expect(const struct kevent_info *dev, struct kevent_info *exp)
 {
 	unsigned int i;
 
-	m_info(&L.m, slot, 0, usize, exp);
 	exp->backend = L.base.backend;			/* LK_INFO_BACKEND */
 	exp->features = dev->features;			/* LK_INFO_BACKEND */
 	exp->abi_revision = L.base.abi_revision;
@@ -600,116 +563,34 @@ static void expected_info(int slot, size_t usize, const struct kevent_info *dev,
 		if (i == KEVENT_LIMIT_EXPIRIES || i == KEVENT_LIMIT_RUNNING ||
 		    L.base.backend == KEVENT_BACKEND_MODULE)
 			exp->limits[i].used = dev->limits[i].used;	/* LK_INFO_SHARED, _CAPS */
+	if (!(dev->features & KEVENT_FEAT_STRICT))
+		kf_differs("INFO features %#x without KEVENT_FEAT_STRICT", dev->features);
 }
 
-static void compare_info(int slot, const struct kevent_info *got, size_t usize)
+static int dev_info(unsigned int slot, struct kevent_info *info)
 {
-	struct kevent_info exp;
-	size_t n;
-
-	expected_info(slot, usize, got, &exp);
-	n = exp.size;
-	if (!(got->features & KEVENT_FEAT_STRICT))
-		diff("INFO features %#x without KEVENT_FEAT_STRICT", got->features);
-	if (!memcmp(got, &exp, n))
-		return;
-	for (size_t i = 0; i < n; i += 4)
-		if (memcmp((const char *)got + i, (const char *)&exp + i, 4)) {
-			__u32 g, e;
-
-			memcpy(&g, (const char *)got + i, 4);
-			memcpy(&e, (const char *)&exp + i, 4);
-			diff("INFO byte %zu (%s): got %u, expected %u", i,
-			     i < offsetof(struct kevent_info, limits) ? "header" :
-			     i < offsetof(struct kevent_info, live_queues) ? "limits" : "live/parked",
-			     g, e);
-			return;
-		}
+	return info_of(L.q[slot].fd, info);
 }
 
-static void check_ring(const struct mq *mq, const struct lk_q *q)
+static unsigned int dev_poll(unsigned int slot)
 {
-	unsigned int n = mq->ring_dirty < KEVENT_MAX_EVENTS ? mq->ring_dirty : KEVENT_MAX_EVENTS;
-	__u32 idx = __atomic_load_n((const __u32 *)q->ring, __ATOMIC_ACQUIRE);
-
-	EXPECT_EQ("ring index (D3)", idx, mq->ring_idx);
-	for (unsigned int i = 1; i <= n && !L.failed; i++) {
-		unsigned int s = (mq->ring_idx + KEVENT_MAX_EVENTS - i) % KEVENT_MAX_EVENTS;
-		const struct mukevent *g = (const void *)(q->ring + KEVENT_RING_SLOT_OFFSET(s));
-		const struct mukevent *e = (const void *)(mq->img + KEVENT_RING_SLOT_OFFSET(s));
-
-		if (memcmp(g, e, sizeof(*g)))
-			diff("ring slot %u: got id %u/%u flags %#x, expected %u/%u %#x", s,
-			     g->id.raw[0], g->id.raw[1], g->ret_flags, e->id.raw[0],
-			     e->id.raw[1], e->ret_flags);
-	}
-}
-
-static void check_ring_full(const struct mq *mq, const struct lk_q *q)
-{
-	if (q->ring && memcmp(q->ring, mq->img, KEVENT_RING_SIZE))
-		for (size_t i = 0; i < KEVENT_RING_SIZE; i++)
-			if (q->ring[i] != mq->img[i]) {
-				diff("ring byte %zu: got %#x, expected %#x", i, q->ring[i],
-				     mq->img[i]);
-				return;
-			}
-}
-
-static void check_queue(int slot)
-{
-	struct mq *mq = L.m.slot[slot];
-	struct lk_q *q = &L.q[slot];
-	struct kevent_info info;
-	struct pollfd pfd = { .fd = q->fd,
+	struct pollfd pfd = { .fd = L.q[slot].fd,
 			      .events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM | POLLPRI };
-	int err = info_of(q->fd, &info);
 
-	if (err) {
-		diff("INFO of q%d: %s", slot, strerror(-err));
-		return;
-	}
-	compare_info(slot, &info, sizeof(info));
 	if (poll(&pfd, 1, 0) < 0)
-		diff("poll: %s", strerror(errno));
-	EXPECT_EQ("poll mask (2.9, D50)", pfd.revents,
-		  mq->nrdy || mq->latched ? POLLIN | POLLRDNORM : 0);
-	rec(TR_POLL, (unsigned int)slot, pfd.revents);
-	rec(TR_INFO, (unsigned int)slot, (long long)info.queue_kevents << 16 | info.queue_ready);
-	if (q->ring) {
-		check_ring(mq, q);
-		rec(TR_RING, (unsigned int)slot,
-		    __atomic_load_n((const __u32 *)q->ring, __ATOMIC_ACQUIRE));
-	}
-	mq->ring_dirty = 0;
+		kf_differs("poll: %s", strerror(errno));
+	return (unsigned int)pfd.revents;
 }
 
-static void check_arena(size_t lo, size_t hi)
+/* Cross-backend mode: what a queue showed, recorded. */
+static void dev_queue_seen(unsigned int slot, const struct kevent_info *info, unsigned int mask)
 {
-	if (!memcmp(L.arena + lo, L.m.arena + lo, hi - lo))
-		return;
-	for (size_t i = lo; i < hi; i++)
-		if (L.arena[i] != L.m.arena[i]) {
-			size_t e = i / UKSZ;
+	const struct lk_q *q = &L.q[slot];
 
-			diff("user memory byte %zu (entry %zu, offset %zu): got %#x, expected %#x",
-			     i, e, i % UKSZ, L.arena[i], L.m.arena[i]);
-			return;
-		}
-}
-
-static void check_all(void)
-{
-	m_reap(&L.m);
-	for (int i = 0; i < KF_NQ && !L.failed; i++)
-		if (L.m.slot[i])
-			check_queue(i);
-	if (L.m.dirty_lo < L.m.dirty_hi) {
-		check_arena(L.m.dirty_lo, L.m.dirty_hi);
-		rec_mem(L.m.dirty_lo, L.m.dirty_hi);
-	}
-	L.m.dirty_lo = KF_ARENA;
-	L.m.dirty_hi = 0;
+	rec(TR_POLL, slot, mask);
+	rec(TR_INFO, slot, (long long)info->queue_kevents << 16 | info->queue_ready);
+	if (q->ring)
+		rec(TR_RING, slot, __atomic_load_n((const __u32 *)q->ring, __ATOMIC_ACQUIRE));
 }
 
 /* ---- coverage: which outcomes a run reached ---- */
@@ -723,12 +604,12 @@ static unsigned int bucket(int ret)
 
 static void note_entries(__u64 uaddr, unsigned int n, size_t esz)
 {
-	__u64 off = uaddr - (__u64)(uintptr_t)L.arena;
+	__u64 off = uaddr - (__u64)(uintptr_t)KR.arena;
 
-	if (uaddr < (__u64)(uintptr_t)L.arena || off > KF_ARENA || (__u64)n * esz > KF_ARENA - off)
+	if (uaddr < (__u64)(uintptr_t)KR.arena || off > KF_ARENA || (__u64)n * esz > KF_ARENA - off)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
-		const struct ukevent *uk = (const void *)(L.arena + off + i * esz);
+		const struct ukevent *uk = (const void *)(KR.arena + off + i * esz);
 		int err = (int)uk->ret_data[1];
 
 		L.entry_outcome[uk->type < KEVENT_MAX ? uk->type : KEVENT_MAX][uk->ret_flags & 3]
@@ -738,38 +619,29 @@ static void note_entries(__u64 uaddr, unsigned int n, size_t esz)
 
 /* ---- operations ---- */
 
-static void close_slot(int slot)
+static void dev_release(unsigned int slot)
 {
 	struct lk_q *q = &L.q[slot];
 
-	if (L.m.slot[slot])
-		check_ring_full(L.m.slot[slot], q);
 	if (q->ring)
 		munmap(q->ring, KEVENT_RING_SIZE);
 	q->ring = NULL;
 	close(q->fd);
 	q->fd = -1;
-	m_release(&L.m, slot);
 }
 
-static void op_open(struct kf_cur *c)
+static void dev_open(unsigned int slot, unsigned int uid, unsigned int flags)
 {
-	unsigned int slot, uid, flags;
 	struct kevent_info info;
 	int exp, fd, got;
 
-	if (!kf_u8(c, &slot) || !kf_u8(c, &uid) || !kf_u8(c, &flags))
-		return;
-	slot %= KF_NQ;
-	if (L.m.slot[slot])
-		return;
-	exp = m_open(&L.m, (int)slot, 0, NULL, false);	/* LK_HARNESS_OPS */
+	exp = m_open(&KR.m, (int)slot, 0, NULL, false);	/* LK_HARNESS_OPS */
 	fd = open(L.dev, O_RDWR | O_CLOEXEC);
 	got = fd < 0 ? -errno : 0;
 	EXPECT_EQ("open", got, exp);
 	if (fd < 0) {
 		if (!exp)
-			m_open_undo(&L.m, (int)slot);
+			m_open_undo(&KR.m, (int)slot);
 		return;
 	}
 	if (exp) {
@@ -778,41 +650,29 @@ static void op_open(struct kf_cur *c)
 	}
 	L.q[slot].fd = fd;
 	if (info_of(fd, &info)) {
-		diff("INFO after open: %s", strerror(errno));
+		kf_differs("INFO after open: %s", strerror(errno));
 		return;
 	}
 	map_ring(&L.q[slot], &info);
-	L.m.slot[slot]->ring = L.q[slot].ring;
+	KR.m.slot[slot]->ring = L.q[slot].ring;
 }
 
 static int settle(__u64 want_queues, __u64 want_kevents, struct kevent_info *out);
 
-static void op_close(struct kf_cur *c)
+/* After a CLOSE: the release is awaited (LK_RELEASE). */
+static void dev_closed(void)
 {
 	struct kcore_counters cnt;
 	struct kevent_info info;
-	unsigned int slot;
 
-	if (!kf_u8(c, &slot))
-		return;
-	slot %= KF_NQ;
-	if (!L.m.slot[slot])
-		return;
-	close_slot((int)slot);
-	m_reap(&L.m);
-	m_counters(&L.m, &cnt);
-	/* LK_RELEASE */
+	m_reap(&KR.m);
+	m_counters(&KR.m, &cnt);
 	if (settle(L.base.live_queues + cnt.queues, L.base.live_kevents + cnt.kevents, &info))
-		diff("after close: live queues %llu kevents %llu, expected %llu %llu",
-		     (unsigned long long)info.live_queues, (unsigned long long)info.live_kevents,
-		     (unsigned long long)(L.base.live_queues + cnt.queues),
-		     (unsigned long long)(L.base.live_kevents + cnt.kevents));
-}
-
-static void put_both(void *ctx, size_t off, const void *from, size_t len)
-{
-	memcpy(L.arena + off, from, len);
-	m_poke(&L.m, off, from, len);
+		kf_differs("after close: live queues %llu kevents %llu, expected %llu %llu",
+			   (unsigned long long)info.live_queues,
+			   (unsigned long long)info.live_kevents,
+			   (unsigned long long)(L.base.live_queues + cnt.queues),
+			   (unsigned long long)(L.base.live_kevents + cnt.kevents));
 }
 
 /* A clock's reading in ns; KEVENT_CLOCK_* are Linux's clock ids (D59). */
@@ -895,24 +755,24 @@ static void canon_value(size_t off, const char *what)
 {
 	const struct kevent_timespec c = PTIMER_CANON;
 
-	if (memcmp(L.arena + off, L.m.arena + off, sizeof(c)))
-		diff("%s at byte %zu: the device's differs from the model's", what, off);
-	memcpy(L.arena + off, &c, sizeof(c));
-	m_poke(&L.m, off, &c, sizeof(c));
+	if (memcmp(KR.arena + off, KR.m.arena + off, sizeof(c)))
+		kf_differs("%s at byte %zu: the device's differs from the model's", what, off);
+	memcpy(KR.arena + off, &c, sizeof(c));
+	m_poke(&KR.m, off, &c, sizeof(c));
 }
 
 /* After an EXT call: its ABSTIME values, moved or not by compaction (D60), made canonical. */
 static void canon_abs(__u64 uaddr, __u32 num)
 {
-	__u64 off = uaddr - (__u64)(uintptr_t)L.arena;
+	__u64 off = uaddr - (__u64)(uintptr_t)KR.arena;
 	const size_t vat = offsetof(struct ukevent_ext, ext.timer.value);
 
 	if (!nabs || off > KF_ARENA || (__u64)num * EXTSZ > KF_ARENA - off)
 		return;
-	for (__u32 i = 0; i < num && !L.failed; i++) {
+	for (__u32 i = 0; i < num && !KR.failed; i++) {
 		size_t at = (size_t)(off + (size_t)i * EXTSZ + vat);
 
-		if (is_abs_val(L.arena + at) || is_abs_val(L.m.arena + at))
+		if (is_abs_val(KR.arena + at) || is_abs_val(KR.m.arena + at))
 			canon_value(at, "an ABSTIME value after the call");
 	}
 	nabs = 0;
@@ -926,7 +786,7 @@ static void canon_abs(__u64 uaddr, __u32 num)
  */
 static void map_array(__u64 uaddr, __u32 num, __u32 cmd, bool ext)
 {
-	__u64 base = (__u64)(uintptr_t)L.arena, off = uaddr - base;
+	__u64 base = (__u64)(uintptr_t)KR.arena, off = uaddr - base;
 	size_t esz = ext ? EXTSZ : UKSZ;
 	bool short_timer = false;
 
@@ -937,14 +797,14 @@ static void map_array(__u64 uaddr, __u32 num, __u32 cmd, bool ext)
 		struct ukevent_ext e;
 		size_t at = (size_t)(off + i * esz);
 
-		memcpy(&e, L.arena + at, esz);
+		memcpy(&e, KR.arena + at, esz);
 		map_entry(&e.ev);
 		short_timer |= is_short_timer(&e.ev);
 		if (ext && e.ev.type == KEVENT_POSIX_TIMER &&
 		    (cmd == KEVENT_CTL_ADD || cmd == KEVENT_CTL_MODIFY))
 			map_ptimer(&e, i == num - 1 && !short_timer);
-		if (memcmp(&e, L.arena + at, esz))
-			put_both(NULL, at, &e, esz);
+		if (memcmp(&e, KR.arena + at, esz))
+			kf_put_both(NULL, at, &e, esz);
 	}
 }
 
@@ -963,7 +823,7 @@ static bool not_modelled(unsigned int cmd)
 static bool clamp_wait(int slot, struct margs *ma, unsigned char *arg)
 {
 	struct kevent_get_events_arg *a = &ma->a.get;
-	const struct mq *q = L.m.slot[slot];
+	const struct mq *q = KR.m.slot[slot];
 
 	if (ma->nr != KEVENT_IOC_NR_GET_EVENTS || !a->max_nr || !a->min_nr || !a->timeout_ns ||
 	    (a->ioc_flags & KEVENT_GET_NONBLOCK) || q->nrdy >= a->min_nr)
@@ -996,11 +856,11 @@ static void map_uring(const struct kf_ioc *io)
 	    _IOC_NR(io->cmd) != KEVENT_IOC_NR_RING_INIT ||
 	    _IOC_SIZE(io->cmd) < sizeof(ring))
 		return;
-	memcpy(&ring, L.arg, sizeof(ring));
+	memcpy(&ring, KR.arg, sizeof(ring));
 	if (!ring)
 		return;		/* "no ring" stays (D53) */
-	ring = (__u64)(uintptr_t)L.arena + ((ring % (KF_ARENA + 64)) & ~7ull) + (ring & 7);
-	memcpy(L.arg, &ring, sizeof(ring));
+	ring = (__u64)(uintptr_t)KR.arena + ((ring % (KF_ARENA + 64)) & ~7ull) + (ring & 7);
+	memcpy(KR.arg, &ring, sizeof(ring));
 }
 
 /*
@@ -1015,7 +875,7 @@ static void map_raw_addr(const struct kf_ioc *io)
 	size_t at, usize = _IOC_SIZE(io->cmd);
 	__u64 a;
 
-	if (L.op != KF_OP_IOCTL || io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC)
+	if (KR.op != KF_OP_IOCTL || io->arg_null || _IOC_TYPE(io->cmd) != KEVENT_IOC_MAGIC)
 		return;
 	if (_IOC_NR(io->cmd) == KEVENT_IOC_NR_CTL)
 		at = offsetof(struct kevent_ctl_arg, events);
@@ -1025,16 +885,16 @@ static void map_raw_addr(const struct kf_ioc *io)
 		return;
 	if (usize < at + sizeof(a))
 		return;
-	memcpy(&a, L.arg + at, sizeof(a));
+	memcpy(&a, KR.arg + at, sizeof(a));
 	if (a)
-		a = (__u64)(uintptr_t)L.arena + (a & 0xffffffffu);
-	memcpy(L.arg + at, &a, sizeof(a));
+		a = (__u64)(uintptr_t)KR.arena + (a & 0xffffffffu);
+	memcpy(KR.arg + at, &a, sizeof(a));
 }
 
 /* LK_PLAN_RANGES: the whole clamped output range must be user memory. */
 static bool get_range_faults(const struct margs *ma)
 {
-	__u64 base = (__u64)(uintptr_t)L.arena, a = ma->a.get.events;
+	__u64 base = (__u64)(uintptr_t)KR.arena, a = ma->a.get.events;
 	__u64 len = (__u64)ma->a.get.max_nr * UKSZ;
 
 	if (ma->nr != KEVENT_IOC_NR_GET_EVENTS || !ma->a.get.max_nr)
@@ -1051,15 +911,15 @@ static void settle_waiters(void)
 			return;
 		usleep(1000);
 	}
-	diff("live_waiters %llu, %llu before the call: the waiter was never put",
+	kf_differs("live_waiters %llu, %llu before the call: the waiter was never put",
 	     (unsigned long long)info.live_waiters, (unsigned long long)L.base.live_waiters);
 }
 
 static void trace_ioctl(const struct kf_ioc *io, const struct margs *ma, int got, int exp)
 {
-	__u64 base = (__u64)(uintptr_t)L.arena;
+	__u64 base = (__u64)(uintptr_t)KR.arena;
 
-	fprintf(stderr, "lockstep: step %u q%u cmd %#x%s: got %d exp %d", L.step, io->slot,
+	fprintf(stderr, "lockstep: step %u q%u cmd %#x%s: got %d exp %d", KR.step, io->slot,
 		io->cmd, io->arg_null ? " NULL" : "", got, exp);
 	if (ma->nr == KEVENT_IOC_NR_CTL)
 		fprintf(stderr, " CTL cmd %u num %u at %+lld", ma->a.ctl.cmd, ma->a.ctl.num,
@@ -1073,8 +933,8 @@ static void trace_ioctl(const struct kf_ioc *io, const struct margs *ma, int got
 	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && ma->a.get.events >= base &&
 	    ma->a.get.events - base + (__u64)got * UKSZ <= KF_ARENA)
 		for (int i = 0; i < got; i++) {
-			const struct ukevent *g = (const void *)(L.arena + (ma->a.get.events - base) + i * UKSZ);
-			const struct ukevent *e = (const void *)(L.m.arena + (ma->a.get.events - base) + i * UKSZ);
+			const struct ukevent *g = (const void *)(KR.arena + (ma->a.get.events - base) + i * UKSZ);
+			const struct ukevent *e = (const void *)(KR.m.arena + (ma->a.get.events - base) + i * UKSZ);
 
 			fprintf(stderr, "  got type %u id %u/%u ev %#x rf %#x rd %#x/%#x | exp type %u "
 				"id %u/%u ev %#x rf %#x rd %#x/%#x\n", g->type, g->id.raw[0],
@@ -1100,7 +960,7 @@ static size_t ctl_esz(const struct margs *ma)
 /* Short timers in a CTL array about to be run: how many. */
 static unsigned int short_timers_in(const struct margs *ma)
 {
-	__u64 base = (__u64)(uintptr_t)L.arena, off = ma->a.ctl.events - base;
+	__u64 base = (__u64)(uintptr_t)KR.arena, off = ma->a.ctl.events - base;
 	size_t esz = ctl_esz(ma);
 	unsigned int n = 0;
 
@@ -1109,7 +969,7 @@ static unsigned int short_timers_in(const struct margs *ma)
 	    (__u64)ma->a.ctl.num * esz > KF_ARENA - off)
 		return 0;
 	for (__u32 i = 0; i < ma->a.ctl.num; i++)
-		n += is_short_timer((const void *)(L.arena + off + i * esz));
+		n += is_short_timer((const void *)(KR.arena + off + i * esz));
 	return n;
 }
 
@@ -1165,8 +1025,8 @@ static void timers_late(void)
 {
 	struct kevent_info info;
 
-	for (int s = 0; s < KF_NQ && !L.failed; s++) {
-		const struct mq *q = L.m.slot[s];
+	for (int s = 0; s < KF_NQ && !KR.failed; s++) {
+		const struct mq *q = KR.m.slot[s];
 		__u32 first;
 		int ms = 0;
 
@@ -1181,10 +1041,10 @@ static void timers_late(void)
 			L.ptimer_late++;
 			if (L.trace)
 				fprintf(stderr, "lockstep: step %u: q%d's timer came %d ms late\n",
-					L.step, s, ms);
+					KR.step, s, ms);
 			continue;
 		}
-		diff("timer expiry on q%d: queue_ready %u after the wait and the barrier, "
+		kf_differs("timer expiry on q%d: queue_ready %u after the wait and the barrier, "
 		     "expected %u, still %u 200 ms later", s, first, q->nrdy, info.queue_ready);
 	}
 }
@@ -1200,7 +1060,7 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 	bool any = false;
 
 	for (int s = 0; s < KF_NQ; s++) {
-		struct mq *q = L.m.slot[s];
+		struct mq *q = KR.m.slot[s];
 
 		for (struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next) {
 			struct mkev *k = (void *)((char *)p - offsetof(struct mkev, reg));
@@ -1240,7 +1100,7 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 		while (until[c] && clk_ns(c) <= until[c] + PTIMER_PAST_NS)
 			usleep(500);
 	drain_origins();
-	L.ptimer_exp += m3_timer_expire(&L.m, ptimer_due, NULL);
+	L.ptimer_exp += m3_timer_expire(&KR.m, ptimer_due, NULL);
 	timers_late();
 }
 
@@ -1251,18 +1111,18 @@ static void wait_timers(__u32 after)
 	while ((__s32)(ms32() - (after + TIMER_SHORT_MS + 2)) < 0)
 		usleep(500);
 	drain_origins();
-	m_fire_each(&L.m, timer_bits, NULL);
+	m_fire_each(&KR.m, timer_bits, NULL);
 	timers_late();
 }
 
 /* GET_EVENTS output: a short timer's ret_data[0] is checked against its window (A9). */
 static void accept_timer_stamps(const struct margs *ma, int got)
 {
-	__u64 off = ma->a.get.events - (__u64)(uintptr_t)L.arena;
+	__u64 off = ma->a.get.events - (__u64)(uintptr_t)KR.arena;
 
-	for (int i = 0; i < got && !L.failed; i++) {
-		const struct ukevent *e = (const void *)(L.m.arena + off + (size_t)i * UKSZ);
-		const struct ukevent *g = (const void *)(L.arena + off + (size_t)i * UKSZ);
+	for (int i = 0; i < got && !KR.failed; i++) {
+		const struct ukevent *e = (const void *)(KR.m.arena + off + (size_t)i * UKSZ);
+		const struct ukevent *g = (const void *)(KR.arena + off + (size_t)i * UKSZ);
 		const struct lk_win *w;
 		__u32 v = g->ret_data[0];
 
@@ -1270,11 +1130,11 @@ static void accept_timer_stamps(const struct margs *ma, int got)
 			continue;
 		w = win_of(e);
 		if (!w || v - w->lo > w->hi - w->lo) {
-			diff("timer ret_data[0] %u outside [%u, %u] (A9: ADD time + period)", v,
+			kf_differs("timer ret_data[0] %u outside [%u, %u] (A9: ADD time + period)", v,
 			     w ? w->lo : 0, w ? w->hi : 0);
 			return;
 		}
-		m_poke(&L.m, (size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)),
+		m_poke(&KR.m, (size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)),
 		       &v, sizeof(v));
 		mark_stamp((size_t)(off + (size_t)i * UKSZ + offsetof(struct ukevent, ret_data)));
 	}
@@ -1283,7 +1143,7 @@ static void accept_timer_stamps(const struct margs *ma, int got)
 /* The kevent a revision-3 QUERY matched: the oldest of its key (D6, D63). */
 static const struct mkev *query_match(int slot, const struct ukevent *uk)
 {
-	const struct mq *q = L.m.slot[slot];
+	const struct mq *q = KR.m.slot[slot];
 
 	for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
 		const struct mkev *k = (const void *)((const char *)p - offsetof(struct mkev, reg));
@@ -1304,13 +1164,13 @@ static const struct mkev *query_match(int slot, const struct ukevent *uk)
 static void accept_query_left(int slot, const struct margs *ma, const struct clk *b,
 			      const struct clk *a)
 {
-	__u64 off = ma->a.ctl.events - (__u64)(uintptr_t)L.arena;
+	__u64 off = ma->a.ctl.events - (__u64)(uintptr_t)KR.arena;
 	const size_t vat = offsetof(struct ukevent_ext, ext.timer.value);
 
-	for (__u32 i = 0; i < ma->a.ctl.num && !L.failed; i++) {
+	for (__u32 i = 0; i < ma->a.ctl.num && !KR.failed; i++) {
 		size_t at = (size_t)(off + (size_t)i * EXTSZ);
-		const struct ukevent_ext *e = (const void *)(L.m.arena + at);
-		const struct ukevent_ext *g = (const void *)(L.arena + at);
+		const struct ukevent_ext *e = (const void *)(KR.m.arena + at);
+		const struct ukevent_ext *g = (const void *)(KR.arena + at);
 		const struct mkev *k;
 		__u64 lo, hi, v;
 
@@ -1319,7 +1179,7 @@ static void accept_query_left(int slot, const struct margs *ma, const struct clk
 			continue;
 		k = query_match(slot, &e->ev);
 		if (!k) {
-			diff("QUERY entry %u: the model has no timer for it", i);
+			kf_differs("QUERY entry %u: the model has no timer for it", i);
 			return;
 		}
 		lo = k->lo > a->ns[k->basis] ? k->lo - a->ns[k->basis] : 1;
@@ -1327,130 +1187,119 @@ static void accept_query_left(int slot, const struct margs *ma, const struct clk
 		v = ts_ns(&g->ext.timer.value);
 		if (g->ext.timer.value.tv_sec < 0 || g->ext.timer.value.tv_nsec >= 1000000000u ||
 		    g->ext.timer.value.__pad || v < lo || v > hi) {
-			diff("QUERY entry %u: time left %lld.%09u outside [%llu, %llu] ns (D61)", i,
+			kf_differs("QUERY entry %u: time left %lld.%09u outside [%llu, %llu] ns (D61)", i,
 			     (long long)g->ext.timer.value.tv_sec, g->ext.timer.value.tv_nsec,
 			     (unsigned long long)lo, (unsigned long long)hi);
 			return;
 		}
-		m_poke(&L.m, at + vat, &g->ext.timer.value, sizeof(g->ext.timer.value));
+		m_poke(&KR.m, at + vat, &g->ext.timer.value, sizeof(g->ext.timer.value));
 		canon_value(at + vat, "QUERY's time left");
 		L.query_left++;
 	}
 }
 
-static void do_ioctl(const struct kf_ioc *io)
+/*
+ * Before m_plan(): the call as the device gets it.  A raw IOCTL gives
+ * arg_len bytes; the device reads _IOC_SIZE (LK_LEN_PLUS1).  Past what the
+ * program gave, zeros: not the last call's bytes, which made a program's
+ * result depend on the one before it (a replay, or the second run of a
+ * cross-backend pair, saw other bytes).
+ */
+static bool dev_ioc_args(struct kf_ioc *io, unsigned char *arg)
+{
+	if (io->arg_len < _IOC_SIZE(io->cmd))
+		memset(arg + io->arg_len, 0, _IOC_SIZE(io->cmd) - io->arg_len);
+	if (not_modelled(io->cmd))
+		return false;
+	map_uring(io);
+	map_raw_addr(io);
+	io->arg_len = io->arg_null ? 0 : _IOC_SIZE(io->cmd);	/* LK_LEN_PLUS1 */
+	io->uid = 0;		/* LK_HARNESS_OPS: one caller */
+	return true;		/* io->defer: run at once (LK_HARNESS_OPS) */
+}
+
+static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, struct margs *ma)
 {
 	struct lk_q *q = &L.q[io->slot];
 	size_t usize = _IOC_SIZE(io->cmd);
-	struct margs ma;
 	bool waited = false, seen = false, ctl = false;
 	unsigned int timers = 0;
 	__u32 before, after;
 	struct clk cb, ca;
-	int exp, got, r;
+	int got, r;
 
-	if (!L.m.slot[io->slot] || not_modelled(io->cmd))
-		return;
-	map_uring(io);
-	map_raw_addr(io);
-	/* LK_LEN_PLUS1: the device sees _IOC_SIZE bytes. */
-	exp = m_plan(&L.m, (int)io->slot, io->cmd, io->arg_null ? NULL : L.arg,
-		     io->arg_null ? 0 : usize, &ma);
-	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_CTL) {
+	if (!exp && !io->arg_null && ma->nr == KEVENT_IOC_NR_CTL) {
 		ctl = true;
-		map_array(ma.a.ctl.events, ma.a.ctl.num, ma.a.ctl.cmd,
-			  ma.a.ctl.ioc_flags & KEVENT_CTL_EXT);
-		timers = short_timers_in(&ma);
+		map_array(ma->a.ctl.events, ma->a.ctl.num, ma->a.ctl.cmd,
+			  ma->a.ctl.ioc_flags & KEVENT_CTL_EXT);
+		timers = short_timers_in(ma);
 		if (timers)
-			memcpy(L.ctl_copy, L.arena + (ma.a.ctl.events - (__u64)(uintptr_t)L.arena),
-			       (size_t)ma.a.ctl.num * ctl_esz(&ma));
+			memcpy(L.ctl_copy, KR.arena + (ma->a.ctl.events - (__u64)(uintptr_t)KR.arena),
+			       (size_t)ma->a.ctl.num * ctl_esz(ma));
 	}
-	if (!exp && !io->arg_null && ma.nr == KEVENT_IOC_NR_WAIT &&
-	    m_wait_blocks(&L.m, (int)io->slot, &ma))
+	if (!exp && !io->arg_null && ma->nr == KEVENT_IOC_NR_WAIT &&
+	    m_wait_blocks(&KR.m, (int)io->slot, ma))
 		return;						/* LK_WAIT_BLOCKS */
-	if (!exp && !io->arg_null && get_range_faults(&ma)) {
+	if (!exp && !io->arg_null && get_range_faults(ma)) {
 		exp = -EFAULT;					/* LK_PLAN_RANGES */
 	} else if (!exp && !io->arg_null) {
-		seen = L.m.slot[io->slot]->ctl_seen;
-		waited = clamp_wait((int)io->slot, &ma, L.arg);
-		exp = m_execute(&L.m, (int)io->slot, 0, &ma, -1);
+		seen = KR.m.slot[io->slot]->ctl_seen;
+		waited = clamp_wait((int)io->slot, ma, arg);
+		exp = m_execute(&KR.m, (int)io->slot, 0, ma, -1);
 	}
 	L.ioctls++;
-	L.rev3_ops += L.m.slot[io->slot]->revision >= 3;
+	L.rev3_ops += KR.m.slot[io->slot]->revision >= 3;
 	clk_read(&cb);
 	before = ms32();
-	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)L.arg);
+	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)arg);
 	got = r < 0 ? -errno : r;
 	after = ms32();
 	clk_read(&ca);
 	/* LK_ARG_NULL: EFAULT stands for the size error on one backend, not on another */
 	rec(TR_RESULT, io->cmd, io->arg_null && got == -EFAULT ? exp : got);
 	if (L.trace)
-		trace_ioctl(io, &ma, got, exp);
-	L.outcome[L.op][bucket(got)]++;
+		trace_ioctl(io, ma, got, exp);
+	L.outcome[KR.op][bucket(got)]++;
 	if (io->arg_null) {
 		/* LK_ARG_NULL */
 		if (got != -EFAULT && (got != exp || !exp))
-			diff("NULL argument: got %d, expected -EFAULT or %d", got, exp);
+			kf_differs("NULL argument: got %d, expected -EFAULT or %d", got, exp);
 		return;
 	}
 	/* LK_RETRY_CTL_FAULT: the array's fault came from the kernel, before the daemon */
-	if (ma.nr == KEVENT_IOC_NR_CTL && got == -EFAULT && exp == -EFAULT &&
+	if (ma->nr == KEVENT_IOC_NR_CTL && got == -EFAULT && exp == -EFAULT &&
 	    (L.base.features & KEVENT_FEAT_RETRY_PATH))
-		L.m.slot[io->slot]->ctl_seen = seen;
+		KR.m.slot[io->slot]->ctl_seen = seen;
 	EXPECT_EQ("ioctl result", got, exp);
-	if (timers && got >= 0 && !L.failed) {
-		arm_windows(&ma, before, after);
+	if (timers && got >= 0 && !KR.failed) {
+		arm_windows(ma, before, after);
 		wait_timers(after);
 	}
-	if (ctl && !L.failed)
+	if (ctl && !KR.failed)
 		ptimers_after(&cb, &ca);	/* LK_PTIMER; D9: a faulting write-back keeps them */
-	if (ctl && !L.failed && (ma.a.ctl.ioc_flags & KEVENT_CTL_EXT))
-		canon_abs(ma.a.ctl.events, ma.a.ctl.num);
-	if (ctl && got > 0 && !L.failed && ma.a.ctl.cmd == KEVENT_CTL_QUERY)
-		accept_query_left((int)io->slot, &ma, &cb, &ca);
-	if (ma.nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !L.failed)
-		accept_timer_stamps(&ma, got);
+	if (ctl && !KR.failed && (ma->a.ctl.ioc_flags & KEVENT_CTL_EXT))
+		canon_abs(ma->a.ctl.events, ma->a.ctl.num);
+	if (ctl && got > 0 && !KR.failed && ma->a.ctl.cmd == KEVENT_CTL_QUERY)
+		accept_query_left((int)io->slot, ma, &cb, &ca);
+	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !KR.failed)
+		accept_timer_stamps(ma, got);
 	if (waited)
 		settle_waiters();				/* LK_WAITER_PUT */
-	if (got < 0 || L.failed)
+	if (got < 0 || KR.failed)
 		return;
-	if (ma.nr == KEVENT_IOC_NR_INFO) {
-		compare_info((int)io->slot, (const struct kevent_info *)L.arg, usize);
-		for (size_t i = sizeof(struct kevent_info); i < usize; i++)
-			if (L.arg[i]) {
-				diff("INFO reply byte %zu not zeroed", i);
-				break;
-			}
-	} else if (ma.nr == KEVENT_IOC_NR_CTL) {
-		note_entries(ma.a.ctl.events,
-			     ma.a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma.a.ctl.num,
-			     ctl_esz(&ma));
-	}
-}
-
-static void op_ioc(struct kf_cur *c, unsigned int op)
-{
-	struct kf_ioc io;
-
-	if (!kf_decode_ioc(c, op, &io, L.arg, (__u64)(uintptr_t)L.arena))
-		return;
-	/*
-	 * A raw IOCTL gives arg_len bytes; the device reads _IOC_SIZE (LK_LEN_PLUS1).
-	 * Past what the program gave, zeros: not the last call's bytes, which
-	 * made a program's result depend on the one before it (a replay, or the
-	 * second run of a cross-backend pair, saw other bytes).
-	 */
-	if (io.arg_len < _IOC_SIZE(io.cmd))
-		memset(L.arg + io.arg_len, 0, _IOC_SIZE(io.cmd) - io.arg_len);
-	do_ioctl(&io);	/* io.defer: run at once (LK_HARNESS_OPS) */
+	if (ma->nr == KEVENT_IOC_NR_INFO)
+		kf_check_info_reply(io->slot, io->uid, arg, usize);
+	else if (ma->nr == KEVENT_IOC_NR_CTL)
+		note_entries(ma->a.ctl.events,
+			     ma->a.ctl.cmd == KEVENT_CTL_ADD ? (unsigned int)got : ma->a.ctl.num,
+			     ctl_esz(ma));
 }
 
 /* Would a write to source i ready two or more kevents of one queue? */
 static bool fires_several(int i)
 {
 	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = L.m.slot[s];
+		const struct mq *q = KR.m.slot[s];
 		unsigned int n = 0;
 
 		if (!q)
@@ -1472,7 +1321,7 @@ static bool fires_several(int i)
 static bool ino_merges(void)
 {
 	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = L.m.slot[s];
+		const struct mq *q = KR.m.slot[s];
 
 		if (!q)
 			continue;
@@ -1508,14 +1357,14 @@ static void ino_source(bool remove)
 	snprintf(name, sizeof(name), "f%u", remove ? ino.files - 1 : ino.files);
 	if (remove) {
 		if (unlinkat(ino.dirfd, name, 0) < 0) {
-			diff("removing %s/%s: %s", ino.path, name, strerror(errno));
+			kf_differs("removing %s/%s: %s", ino.path, name, strerror(errno));
 			return;
 		}
 		ino.files--;
 	} else {
 		fd = openat(ino.dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			diff("creating %s/%s: %s", ino.path, name, strerror(errno));
+			kf_differs("creating %s/%s: %s", ino.path, name, strerror(errno));
 			return;
 		}
 		close(fd);
@@ -1523,26 +1372,21 @@ static void ino_source(bool remove)
 	}
 	L.fires++;
 	drain_origins();
-	fired = m_fire_each(&L.m, fire_bits, NULL);
+	fired = m_fire_each(&KR.m, fire_bits, NULL);
 	rec(TR_FIRED, 0x100 | remove, fired);
 	if (L.trace)
-		fprintf(stderr, "lockstep: step %u %s %s/%s: %u fired\n", L.step,
+		fprintf(stderr, "lockstep: step %u %s %s/%s: %u fired\n", KR.step,
 			remove ? "remove" : "create", ino.path, name, fired);
 }
 
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
-static void op_source(struct kf_cur *c, bool drain)
+static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 {
-	unsigned int id0, id1, x, fired;
+	unsigned int fired;
 	bool several;
-	__u32 data;
 	char buf[256];
 	int i;
 
-	if (!kf_u8(c, &id0) || !kf_u8(c, &id1))
-		return;
-	if (drain ? !kf_u8(c, &x) : !kf_u32(c, &data))
-		return;
 	if (!L.drain)
 		return;	/* without the barrier the model cannot know when */
 	if (id1 & INO_SRC) {
@@ -1555,7 +1399,7 @@ static void op_source(struct kf_cur *c, bool drain)
 			ssize_t n = read(src[i].rd, buf, sizeof(buf));
 
 			if (n <= 0) {
-				diff("draining source %d: %s", i, strerror(errno));
+				kf_differs("draining source %d: %s", i, strerror(errno));
 				return;
 			}
 			src[i].pending -= (unsigned int)n;
@@ -1573,55 +1417,18 @@ static void op_source(struct kf_cur *c, bool drain)
 		return;	/* LK_ONE_PER_SOURCE */
 	buf[0] = (char)data;
 	if (write(src[i].wr, buf, 1) != 1) {
-		diff("writing source %d: %s", i, strerror(errno));
+		kf_differs("writing source %d: %s", i, strerror(errno));
 		return;
 	}
 	src[i].pending++;
 	L.fires++;
 	drain_origins();
 	fire_src = i;
-	fired = m_fire_each(&L.m, fire_bits, NULL);
+	fired = m_fire_each(&KR.m, fire_bits, NULL);
 	rec(TR_FIRED, (unsigned int)i, fired);
 	if (L.trace)
 		fprintf(stderr, "lockstep: step %u write source %d (%u pending): %u fired\n",
-			L.step, i, src[i].pending, fired);
-}
-
-static void skip_bytes(struct kf_cur *c, size_t n)
-{
-	uint8_t b[16];
-
-	kf_bytes(c, b, n);
-}
-
-static bool run_op(struct kf_cur *c)
-{
-	unsigned int op;
-
-	if (!kf_u8(c, &op))
-		return false;
-	L.op = op % KF_OP_NR;
-	switch (L.op) {
-	case KF_OP_OPEN: op_open(c); break;
-	case KF_OP_CLOSE: op_close(c); break;
-	case KF_OP_POKE:
-	case KF_OP_RAW: kf_decode_poke(c, L.op, put_both, NULL); break;
-	case KF_OP_FAULT: skip_bytes(c, 9); break;		/* LK_FAULT_OP */
-	case KF_OP_CTL:
-	case KF_OP_GET:
-	case KF_OP_INFO:
-	case KF_OP_SETABI:
-	case KF_OP_IOCTL: op_ioc(c, L.op); break;
-	case KF_OP_FIRE: op_source(c, false); break;
-	case KF_OP_BREAK: op_source(c, true); break;
-	/* LK_HARNESS_OPS: consumed, no device form */
-	case KF_OP_CLOCK: skip_bytes(c, 4); break;
-	case KF_OP_RUN: case KF_OP_EXEC: break;
-	case KF_OP_INTR: case KF_OP_PUT: skip_bytes(c, 1); break;
-	case KF_OP_FIRES: skip_bytes(c, 6); break;
-	default: skip_bytes(c, 3); break;
-	}
-	return true;
+			KR.step, i, src[i].pending, fired);
 }
 
 /* ---- one program ---- */
@@ -1664,83 +1471,78 @@ static void reset_sources(void)
 	drain_origins();
 }
 
-static void start(const uint8_t *hdr)
+static void dev_start(const uint8_t *hdr)
 {
 	unsigned int i;
 
-	memset(L.arena, 0, KF_ARENA);
-	m_init(&L.m, hdr, (__u64)(uintptr_t)L.arena);
-	L.m.org = &lk_origin;
+	KR.m.org = &lk_origin;
 	no_fd_origins = !(L.base.features & KEVENT_FEAT_FD_ORIGINS);
-	L.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
+	KR.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
 	if (L.base.abi_revision >= 3)
-		L.m.mask |= 1u << KEVENT_POSIX_TIMER;	/* D64: on revision-3 queues */
-	L.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
-	L.m.max_get = L.base.max_get_nr;
+		KR.m.mask |= 1u << KEVENT_POSIX_TIMER;	/* D64: on revision-3 queues */
+	KR.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
+	KR.m.max_get = L.base.max_get_nr;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
-		L.m.caps[i] = L.base.limits[i].cap;		/* LK_INFO_CAPS */
-		L.m.used[0][i] = L.base.limits[i].used;		/* LK_INFO_SHARED */
+		KR.m.caps[i] = L.base.limits[i].cap;		/* LK_INFO_CAPS */
+		KR.m.used[0][i] = L.base.limits[i].used;		/* LK_INFO_SHARED */
 	}
-	L.failed = false;
-	L.why[0] = '\0';
 	nwin = 0;
 	memset(stamp_map, 0, sizeof(stamp_map));
 }
 
-static void finish(void)
+static void dev_finish(void)
 {
-	struct kevent_info info;
-	int err;
-
-	L.op = KF_OP_NR;
-	for (int i = 0; i < KF_NQ; i++)
-		if (L.m.slot[i])
-			close_slot(i);
-	m_reap(&L.m);
+	m_reap(&KR.m);
 	reset_sources();
-	if (!L.failed)
-		check_arena(0, KF_ARENA);
-	err = settle(L.base.live_queues, L.base.live_kevents, &info);
-	if (err && !L.failed)
-		diff("counters not back after the program (live queues %llu kevents %llu "
-		     "waiters %llu, before %llu %llu): %s",
-		     (unsigned long long)info.live_queues, (unsigned long long)info.live_kevents,
-		     (unsigned long long)info.live_waiters,
-		     (unsigned long long)L.base.live_queues,
-		     (unsigned long long)L.base.live_kevents, strerror(-err));
-	/* The model's objects: whatever a difference left behind. */
-	for (int i = 0; i < KF_NW; i++)
-		L.m.w[i].used = false;
-	while (L.m.objs.next != &L.m.objs) {
-		struct mlink *o = L.m.objs.next;
-
-		o->prev->next = o->next;
-		o->next->prev = o->prev;
-		free((char *)o - offsetof(struct mq, obj));
-	}
 }
 
-/* 0: same as the model; 1: a difference (L.why). */
+static void dev_teardown(void)
+{
+	struct kevent_info info;
+	int err = settle(L.base.live_queues, L.base.live_kevents, &info);
+
+	if (err && !KR.failed)
+		kf_differs("counters not back after the program (live queues %llu kevents %llu "
+			   "waiters %llu, before %llu %llu): %s",
+			   (unsigned long long)info.live_queues,
+			   (unsigned long long)info.live_kevents,
+			   (unsigned long long)info.live_waiters,
+			   (unsigned long long)L.base.live_queues,
+			   (unsigned long long)L.base.live_kevents, strerror(-err));
+}
+
+/* The device executor (interp.h); NULL: no device form (LK_HARNESS_OPS, LK_FAULT_OP). */
+static const struct kf_exec on_device = {
+	.start = dev_start,
+	.finish = dev_finish,
+	.teardown = dev_teardown,
+	.open = dev_open,
+	.release = dev_release,
+	.closed = dev_closed,
+	.ioc_args = dev_ioc_args,
+	.ioctl = dev_ioctl,
+	.fire = dev_fire,
+	.info = dev_info,
+	.poll = dev_poll,
+	.info_expect = dev_info_expect,
+	.queue_seen = dev_queue_seen,
+	.mem_seen = rec_mem,
+};
+
+/* 0: same as the model; 1: a difference (KR.why). */
 static int run_program(const uint8_t *data, size_t size)
 {
-	struct kf_cur c = { data + KF_HDR_LEN, size - KF_HDR_LEN };
-
 	if (size < KF_HDR_LEN || (data[KF_HDR_ORIGINS] & KF_HDR_LOOSE))
 		return 0;	/* loose mode has no model */
 	if (info_of(L.probe, &L.base)) {
-		diff("INFO of the probe: %s", strerror(errno));
+		kf_differs("INFO of the probe: %s", strerror(errno));
 		return 1;
 	}
-	start(data);
 	alarm(ALARM_S);
-	for (L.step = 0; L.step < KF_MAX_STEPS && !L.failed && run_op(&c); L.step++) {
-		L.ops++;
-		check_all();
-	}
-	finish();
+	kf_run_program(data, size);
 	alarm(0);
 	L.programs++;
-	return L.failed;
+	return KR.failed;
 }
 
 /* ---- programs: files, directories, mutations ---- */
@@ -1906,8 +1708,8 @@ static void on_alarm(int sig)
 	char msg[160];
 	int n = snprintf(msg, sizeof(msg),
 			 "kevent-lockstep: FAIL: %s: no progress for %d s at step %u (%s): a hang\n",
-			 L.prog_name ? L.prog_name : "?", ALARM_S, L.step,
-			 L.op < KF_OP_NR ? op_names[L.op] : "end");
+			 L.prog_name ? L.prog_name : "?", ALARM_S, KR.step,
+			 kf_op_name(KR.op));
 
 	(void)sig;
 	if (write(2, msg, (size_t)n) < 0)
@@ -2003,8 +1805,8 @@ static void setup_arena(void)
 
 	if (r == MAP_FAILED)
 		kf_fail("reserving the address range: %s\n", strerror(errno));
-	L.arena = r + GUARD;
-	if (mprotect(L.arena, KF_ARENA, PROT_READ | PROT_WRITE) < 0)
+	KR.arena = r + GUARD;
+	if (mprotect(KR.arena, KF_ARENA, PROT_READ | PROT_WRITE) < 0)
 		kf_fail("mprotect: %s\n", strerror(errno));
 }
 
@@ -2021,7 +1823,7 @@ static void print_figures(double secs)
 				ecov += L.entry_outcome[t][f][e] != 0;
 	fprintf(stderr, "kevent-lockstep: backend %u: %lu programs, %lu operations "
 		"(%lu ioctls, %lu source writes), %lu differences, coverage %lu call outcomes "
-		"+ %lu entry outcomes, %.1f s\n", L.base.backend, L.programs, L.ops, L.ioctls,
+		"+ %lu entry outcomes, %.1f s\n", L.base.backend, L.programs, KR.ops, L.ioctls,
 		L.fires, L.diffs, cov, ecov, secs);
 	fprintf(stderr, "kevent-lockstep: revision 3: %lu ioctls on revision-3 queues, %lu POSIX "
 		"timer expiries counted, %lu QUERY times left checked; %lu timer expiries came "
@@ -2166,6 +1968,7 @@ int main(int argc, char **argv)
 		return 77;
 	for (int i = 0; i < KF_NQ; i++)
 		L.q[i].fd = -1;
+	KR.e = &on_device;
 	setup_arena();
 	setup_sources();
 	atexit(remove_ino_dir);
@@ -2194,7 +1997,7 @@ int main(int argc, char **argv)
 		if (run_on_each(p, n)) {
 			L.diffs++;
 			fprintf(stderr, "kevent-lockstep: DIFFERENCE in %s%s: %s\n", L.prog_name,
-				L.where, L.why);
+				L.where, KR.why);
 			if (art)
 				save(art, p, n);
 			if (!L.keep_going)
