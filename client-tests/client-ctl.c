@@ -5,6 +5,7 @@
  * faults (D9), the 2006 leniency (A1) and the strict mode (SET_ABI).
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -207,7 +208,11 @@ KTEST(ctl, remove_ready_drops_event)
 	close(kfd);
 }
 
-/* D7: id (both words) + cookie (both words) match; type is not compared (revisions 1, 2: D63). */
+/*
+ * D7, D63: below revision 3 the type is not compared: MODIFY and REMOVE
+ * naming a POLL kevent act on the timer with its id and cookie (the words
+ * of the key: match_needs_every_word).
+ */
 KTEST_REVS(ctl, match_id_and_cookie_not_type, 1, 2)
 {
 	int kfd = kt_open(O_RDWR);
@@ -215,28 +220,49 @@ KTEST_REVS(ctl, match_id_and_cookie_not_type, 1, 2)
 
 	kt_add_queued(kfd, t);
 	m = t;
-	m.user[1] ^= 1;
-	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
-	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "user[1] ignored in match");
-	m = t;
-	m.user[0] ^= 1;
-	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
-	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "user[0] ignored in match");
-	m = t;
-	m.id.raw[1] = 1;
-	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
-	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "id.raw[1] ignored in match");
-	m = t;
-	m.id.raw[0] += 1;
-	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
-	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "id.raw[0] ignored in match");
-	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	m.type = KEVENT_POLL;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY compared the type (D7)");
 	m = t;
 	m.type = KEVENT_POLL;
 	m.event = KEVENT_POLL_POLLIN;
 	kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
 	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "type must not be compared (D7)");
 	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/*
+ * D7: a key that differs from the kevent's in any one of its four words
+ * (id.raw[0], id.raw[1], user[0], user[1]) never matches.  Many values of
+ * each word are tried, so that some of them share the kevent's place in
+ * any hash table a backend keeps: there only the comparison tells them
+ * apart.
+ */
+KTEST(ctl, match_needs_every_word)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(HOUR, 0, 42), m;
+
+	kt_add_queued(kfd, t);
+	for (unsigned int w = 0; w < 4; w++) {
+		for (__u32 v = 1; v <= 256; v++) {
+			m = t;
+			if (w == 0)
+				m.id.raw[0] += v;
+			else if (w == 1)
+				m.id.raw[1] += v;
+			else if (w == 2)
+				m.user[0] += v;
+			else
+				m.user[1] += v;
+			kt_ctl1(kfd, KEVENT_CTL_REMOVE, &m, 0);
+			cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+				     "word %u off by %u matched", w, v);
+		}
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	kt_remove(kfd, t);
 	close(kfd);
 }
 
@@ -682,16 +708,31 @@ KTEST(ctl, set_abi_reserved_einval)
 }
 
 /* A12: SET_ABI after the first CTL is -EBUSY. */
+/*
+ * A12: SET_ABI after the first CTL is -EBUSY, whatever that CTL left: a
+ * registered kevent, none after a REMOVE, none because ADD answered the
+ * entry at once (D31).
+ */
 KTEST(ctl, set_abi_busy_after_ctl)
 {
-	int kfd = kt_open(O_RDWR);
+	int kfd = kt_open(O_RDWR), other = kt_open(O_RDWR), p[2];
+	struct ukevent t = kt_uk_timer(HOUR, 0, 1), uk;
 
-	kt_add_queued(kfd, kt_uk_timer(HOUR, 0, 1));
+	kt_add_queued(kfd, t);
 	cr_assert_eq(kt_set_abi_flags(kfd, 0), -EBUSY, "SET_ABI after CTL");
+	kt_remove(kfd, t);
+	cr_assert_eq(kt_set_abi_flags(kfd, 0), -EBUSY, "SET_ABI once the queue is empty again");
+	kt_pipe(p);
+	uk = kt_uk_poll(p[1], KEVENT_POLL_POLLOUT, 0, 2);
+	kt_ctl1(other, KEVENT_CTL_ADD, &uk, 1);	/* answered: nothing registered */
+	cr_assert_eq(kt_set_abi_flags(other, 0), -EBUSY, "SET_ABI after an ADD that registered nothing");
+	close(p[0]);
+	close(p[1]);
+	close(other);
 	close(kfd);
 }
 
-/* Ends at revision 1: bit 0x10 is KEVENT_REQ_ALWAYS_QUEUE from revision 2 (D42, rev2/strict_mode_knows_rev2_flags). */
+/* Ends at revision 1: bits 0x10 and 0x20 are known from revision 2 (D42, D43, rev2/strict_mode_knows_rev2_flags). */
 KTEST_REVS(ctl, strict_mode, 1, 1)
 {
 	int kfd = kt_open(O_RDWR);
@@ -704,11 +745,15 @@ KTEST_REVS(ctl, strict_mode, 1, 1)
 			     kt_backend_name(kt_backend()));
 	}
 	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_STRICT), 0);
-	struct ukevent uk[2] = { kt_uk_timer(HOUR, 0x10, 1), kt_uk_timer(HOUR, KEVENT_REQ_ONESHOT, 2) };
-	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 1);
-	cr_assert_eq(uk[0].user[0], 1u);
-	cr_assert_eq(uk[0].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
-	cr_assert_eq(uk[0].ret_data[1], (__u32)-EINVAL);
+	/* 0x10 and 0x20 are ALWAYS_QUEUE and LEVEL from revision 2 (D42, D43) */
+	struct ukevent uk[3] = { kt_uk_timer(HOUR, 0x10, 1), kt_uk_timer(HOUR, 0x20, 2),
+				 kt_uk_timer(HOUR, KEVENT_REQ_ONESHOT, 3) };
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 2);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(uk[i].user[0], (__u32)i + 1);
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+		cr_assert_eq(uk[i].ret_data[1], (__u32)-EINVAL, "req_flags %#x", uk[i].req_flags);
+	}
 	cr_assert_eq(kt_queue_kevents(kfd), 1u);
 	close(kfd);
 }
@@ -742,5 +787,50 @@ KTEST(ctl, strict_later_take_bits_unknown)
 			     bits[i], kt_rev(), (int)uk[i].ret_data[1]);
 	}
 	cr_assert_eq(kt_queue_kevents(kfd), 1u, "the ONESHOT entry is registered");
+	close(kfd);
+}
+
+/*
+ * D34, D49, D50: cmd 3 is KEVENT_CTL_READY from revision 2 on.  On
+ * revision 1 it is an unknown cmd (D25): -EINVAL for the whole call, on
+ * the header, num 0 included (no wake latched), nothing made ready.
+ */
+KTEST_REVS(ctl, ready_cmd_einval_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(HOUR, 0, 1), r = t;
+
+	kt_add_queued(kfd, t);
+	errno = 0;
+	cr_assert_eq(kevent_ctl(kfd, 3, 0, NULL), -1, "cmd 3, num 0 (D50's wake) on revision 1");
+	cr_assert_eq(errno, EINVAL, "cmd 3, num 0: %s", strerror(errno));
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "a wake was latched");
+	errno = 0;
+	cr_assert_eq(kevent_ctl(kfd, 3, 1, &r), -1, "cmd 3 (D49's READY) on revision 1");
+	cr_assert_eq(errno, EINVAL, "cmd 3, num 1: %s", strerror(errno));
+	assert_same(&r, &t, "the refused cmd 3");
+	cr_assert_eq(kt_queue_ready(kfd), 0u, "cmd 3 made the timer ready");
+	close(kfd);
+}
+
+/*
+ * D49, D63: on revision 2 READY matches as MODIFY and REMOVE do, on id and
+ * cookie, the type not compared: an entry naming a POLL kevent readies the
+ * timer with that id and cookie.
+ */
+KTEST_REVS(ctl, ready_match_ignores_type, 2, 2)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(HOUR, 0, 43), m = t;
+
+	kt_add_queued(kfd, t);
+	m.type = KEVENT_POLL;
+	m.event = KEVENT_POLL_POLLIN;
+	kt_ctl1(kfd, KEVENT_CTL_READY, &m, 1);
+	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "READY compared the type (D7)");
+	struct ukevent e = kt_get_one(kfd, "the timer made ready");
+
+	cr_assert_eq(e.type, (__u32)KEVENT_TIMER);
+	cr_assert_eq(e.user[0], 43u);
 	close(kfd);
 }

@@ -39,6 +39,43 @@ KTEST(get, min_above_max_einval)
 	close(kfd);
 }
 
+/*
+ * D12, D10: max_nr above the path's limit (4095, or INFO's max_get_nr when
+ * lower) is clamped before the output range is checked: a buffer of
+ * exactly that many entries, an unmapped page after it, takes max_nr 4096
+ * and ~0 as a legal short return, never -EFAULT.
+ */
+KTEST(get, max_nr_clamped_before_the_range_check)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	unsigned int max = kt_backend_info()->max_get_nr;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)max * sizeof(struct ukevent);
+	size_t span = (len + pg - 1) / pg * pg;
+	unsigned char *m = mmap(NULL, span + pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(max >= 1 && max <= 4095, "INFO max_get_nr %u above 4095", max);
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(munmap(m + span, pg), 0);
+	struct ukevent *buf = (struct ukevent *)(m + span - len);	/* ends at the hole */
+
+	errno = 0;
+	cr_assert_eq(kevent_get_events(kfd, 0, 4096, 0, buf, 0), 0, "max_nr 4096, nothing ready: %s",
+		     strerror(errno));
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 1, 5000));
+	errno = 0;
+	cr_assert_eq(kevent_get_events(kfd, 1, 0xffffffffu, 0, buf, 0), 1, "max_nr ~0: %s",
+		     strerror(errno));
+	cr_assert_eq(buf[0].user[0], 1u);
+	close(p[0]);
+	close(p[1]);
+	munmap(m, span);
+	close(kfd);
+}
+
 KTEST(get, timeout_zero_and_min_zero)
 {
 	int kfd = kt_open(O_RDWR);
@@ -83,6 +120,51 @@ KTEST(get, blocks_until_min_nr)
 	cr_assert_eq(out[0].user[0], 1u, "FIFO: the first ready comes first");
 	cr_assert_eq(out[1].user[0], 2u);
 	close(kfd);
+}
+
+struct min_get {
+	int kfd, n;
+	struct ukevent out[4];
+};
+
+static void *min_getter(void *arg)
+{
+	struct min_get *g = arg;
+
+	g->n = kt_get(g->kfd, 2, 4, KEVENT_TIMEOUT_INFINITE, g->out);
+	return NULL;
+}
+
+/*
+ * D33: a blocking call that finds fewer than min_nr kevents ready waits:
+ * with one of two ready it parks, takes nothing, and returns both once the
+ * second is ready.
+ */
+KTEST(get, fewer_than_min_nr_ready_waits)
+{
+	struct min_get g = { .kfd = kt_open(O_RDWR) };
+	int p[2], q[2];
+	pthread_t th;
+
+	kt_pipe(p);
+	kt_pipe(q);
+	kt_add_queued(g.kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_add_queued(g.kfd, kt_uk_poll(q[0], KEVENT_POLL_POLLIN, 0, 2));
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(g.kfd, 1, 5000), "the first write");
+	cr_assert_eq(pthread_create(&th, NULL, min_getter, &g), 0);
+	kt_await_parked(g.kfd, 1, 10000);	/* fails if the call returned the one ready */
+	cr_assert_eq(kt_queue_ready(g.kfd), 1u, "the parked call took the ready kevent");
+	kt_write1(q[1]);
+	pthread_join(th, NULL);
+	cr_assert_eq(g.n, 2, "min_nr 2: got %d", g.n);
+	cr_assert_eq(g.out[0].user[0], 1u, "FIFO");
+	cr_assert_eq(g.out[1].user[0], 2u);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(g.kfd);
 }
 
 /* When the timeout hits with fewer than min_nr ready, those are returned. */
@@ -526,5 +608,29 @@ KTEST(get, raw_ioctl_after_fcntl_per_backend)
 	else
 		cr_assert(dt >= KT_MS(295), "cuse: returned after %llu ns; the daemon cannot see fcntl",
 			  (unsigned long long)dt);
+	close(kfd);
+}
+
+/*
+ * D48: KEVENT_GET_TIMESPEC is a revision-2 rule: on a revision-1 queue the
+ * timespec GET_EVENTS is -EINVAL, on the header, nothing dequeued.
+ */
+KTEST_REVS(get, timespec_einval_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent out[4];
+	struct timespec zero = { 0, 0 };
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	kt_write1(p[1]);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the write");
+	errno = 0;
+	cr_assert_eq(kevent_get_events_ts(kfd, 0, 4, zero, out, 0), -1,
+		     "KEVENT_GET_TIMESPEC on revision 1");
+	cr_assert_eq(errno, EINVAL, "KEVENT_GET_TIMESPEC on revision 1: %s", strerror(errno));
+	cr_assert_eq(kt_queue_ready(kfd), 1u, "the refused call dequeued");
+	close(p[0]);
+	close(p[1]);
 	close(kfd);
 }

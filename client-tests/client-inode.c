@@ -162,3 +162,108 @@ KTEST(inode, survives_client_close)
 	rmdir(dir);
 	close(kfd);
 }
+
+/*
+ * Revision 1 is take13 (D40): ALWAYS_QUEUE (D42) and LEVEL (D43) are
+ * unknown bits there; an INODE kevent with them is an ordinary one (A1).
+ */
+static void inode_with_req_flags(__u32 req_flags, __u32 cookie)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	int d = open_dir(dir);
+	struct ukevent uk = kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE), req_flags, cookie);
+
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(kt_queue_ready(kfd), 0u, "ready at ADD");
+	int f = create_in(dir, "a", path, sizeof(path), O_WRONLY);
+	struct ukevent e = kt_get_one(kfd, "file created");
+
+	cr_assert_eq(e.user[0], cookie);
+	cr_assert_eq(e.ret_data[0], (__u32)I(CREATE), "ret_data[0] %#x", e.ret_data[0]);
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);	/* checked as at ADD */
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY: %#x, ret_data[1] %d",
+		     uk.ret_flags, (int)uk.ret_data[1]);
+	close(f);
+	unlink(path);
+	close(d);
+	rmdir(dir);
+	close(kfd);
+}
+
+/* D42: ALWAYS_QUEUE on revision 1: no effect. */
+KTEST_REVS(inode, always_queue_ignored_on_rev1, 1, 1)
+{
+	inode_with_req_flags(KEVENT_REQ_ALWAYS_QUEUE, 5);
+}
+
+/* D43: LEVEL on revision 1 is accepted (not -EINVAL, as on revision 2). */
+KTEST_REVS(inode, level_ignored_on_rev1, 1, 1)
+{
+	inode_with_req_flags(KEVENT_REQ_LEVEL, 6);
+}
+
+/*
+ * A write lease on path through a new O_RDONLY fd, tried until ms pass:
+ * 0 once it is granted (and released), -EAGAIN while another open file
+ * description of the file exists, another -errno where leases do not work.
+ */
+static int write_lease_within(const char *path, unsigned int ms)
+{
+	int r = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	__u64 end = kt_now_ns() + KT_MS(ms);
+
+	cr_assert(r >= 0, "open %s: %s", path, strerror(errno));
+	for (;;) {
+		if (fcntl(r, F_SETLEASE, F_WRLCK) == 0) {
+			fcntl(r, F_SETLEASE, F_UNLCK);
+			err = 0;
+			break;
+		}
+		err = -errno;
+		if (err != -EAGAIN || kt_now_ns() >= end)
+			break;
+		kt_sleep_ms(2);
+	}
+	close(r);
+	return err;
+}
+
+/*
+ * A7: an INODE kevent keeps a file handle, not an open file.  Once the
+ * client closed the fd it watched (open O_RDWR), no open file of it is
+ * left, which a write lease shows: the kernel grants one only while no
+ * other open file description has the file open for writing.  The daemon
+ * closes its duplicate on a thread of its own (B3), so this waits for the
+ * lease, bounded.
+ */
+KTEST(inode, watched_file_not_kept_open)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR), err;
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	int f = create_in(dir, "w", path, sizeof(path), O_RDWR);
+
+	close(f);
+	err = write_lease_within(path, 0);
+	if (err)
+		cr_skip_test("no write lease on %s before the kevent: %s", path, strerror(-err));
+	f = open(path, O_RDWR | O_CLOEXEC);
+	cr_assert(f >= 0);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 7));
+	close(f);
+	err = write_lease_within(path, 10000);
+	cr_assert_eq(err, 0, "the watched file is still open somewhere: %s", strerror(-err));
+	cr_assert_eq(kt_queue_kevents(kfd), 1u);
+	unlink(path);
+	struct ukevent e = kt_get_one(kfd, "the watched file removed");
+
+	cr_assert_eq(e.user[0], 7u);
+	rmdir(dir);
+	close(kfd);
+}

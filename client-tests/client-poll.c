@@ -431,3 +431,77 @@ KTEST(poll, pidfd_fires_on_exit)
 	close(pidfd);
 	close(kfd);
 }
+
+/*
+ * Revision 1 is take13 (D40): the bits of KEVENT_REQ_ALWAYS_QUEUE (D42) and
+ * KEVENT_REQ_LEVEL (D43) are unknown there and ignored (A1), and
+ * POLLRDHUP is never reported (D52).  Each test below pins one of them for
+ * POLL kevents; the same rules for the other types live in their files.
+ */
+
+/* D42, D31: on revision 1 a pipe ready at ADD is answered by ADD, ALWAYS_QUEUE or not. */
+KTEST_REVS(poll, always_queue_ignored_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk = kt_uk_poll(p[0], P(POLLIN), KEVENT_REQ_ALWAYS_QUEUE, 1);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", uk.ret_flags);
+	cr_assert_eq(uk.ret_data[0], (__u32)P(POLLIN), "ret_data[0] %#x", uk.ret_data[0]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "registered: ALWAYS_QUEUE took effect on revision 1");
+	cr_assert_eq(kt_queue_ready(kfd), 0u, "queued: ALWAYS_QUEUE took effect on revision 1");
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D43, A6: on revision 1 LEVEL is ignored: data left unread is not reported again. */
+KTEST_REVS(poll, level_ignored_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent out[4];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), KEVENT_REQ_LEVEL, 2));
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get_one(kfd, "the write").user[0], 2u);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 0,
+			     "dequeue %d: the unread byte reported again (LEVEL on revision 1)", i);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get_one(kfd, "new activity").user[0], 2u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * D52: on revision 1 the peer's shutdown of writing is no POLLRDHUP: a
+ * kevent asking POLLIN|POLLRDHUP fires with POLLIN alone, and so does the
+ * re-evaluation of a MODIFY; one asking POLLRDHUP alone never fires.
+ */
+KTEST_REVS(poll, no_pollrdhup_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk, only, e;
+
+	kt_socketpair(SOCK_STREAM, sv);
+	only = kt_uk_poll(sv[0], P(POLLRDHUP), 0, 3);
+	kt_add_queued(kfd, only);
+	uk = kt_uk_poll(sv[0], P(POLLIN) | P(POLLRDHUP), 0, 4);
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(shutdown(sv[1], SHUT_WR), 0);
+	e = kt_get_one(kfd, "the peer's shutdown");
+	cr_assert_eq(e.user[0], 4u, "the POLLRDHUP-only kevent fired on revision 1");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "ret_data[0] %#x", e.ret_data[0]);
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);	/* re-evaluated at once: ready */
+	e = kt_get_one(kfd, "MODIFY found it ready");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "after MODIFY: %#x", e.ret_data[0]);
+	kt_assert_quiet(kfd, 100, "the POLLRDHUP-only kevent");
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}

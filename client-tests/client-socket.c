@@ -262,3 +262,71 @@ KTEST(socket, held_socket_no_fin_until_remove)
 	close(c.lst);
 	close(kfd);
 }
+
+/*
+ * Revision 1 is take13 (D40) for SOCKET kevents too: ALWAYS_QUEUE (D42)
+ * and LEVEL (D43) are unknown bits there, ignored (A1), and POLLRDHUP is
+ * never reported (D52).
+ */
+
+/* D42, D31: on revision 1 a readable socket is answered by ADD, ALWAYS_QUEUE or not. */
+KTEST_REVS(socket, always_queue_ignored_on_rev1, 1, 1)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk;
+
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_write1(sv[1]);
+	uk = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV), KEVENT_REQ_ALWAYS_QUEUE, 1);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", uk.ret_flags);
+	cr_assert_eq(uk.ret_data[0], (__u32)S(RECV), "ret_data[0] %#x", uk.ret_data[0]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "registered: ALWAYS_QUEUE took effect on revision 1");
+	cr_assert_eq(kt_queue_ready(kfd), 0u, "queued: ALWAYS_QUEUE took effect on revision 1");
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/* D43, A6: on revision 1 LEVEL is ignored: data left unread is not reported again. */
+KTEST_REVS(socket, level_ignored_on_rev1, 1, 1)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent out[4];
+
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV), KEVENT_REQ_LEVEL, 2));
+	kt_write1(sv[1]);
+	cr_assert_eq(kt_get_one(kfd, "the write").ret_data[0], (__u32)S(RECV));
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 0,
+			     "dequeue %d: the unread byte reported again (LEVEL on revision 1)", i);
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/*
+ * D52: on revision 1 the peer's shutdown of writing is RECV (A8: EOF is
+ * readable) and never POLLRDHUP, neither when it fires nor at ADD.
+ */
+KTEST_REVS(socket, no_pollrdhup_on_rev1, 1, 1)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk, e;
+
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV) | KEVENT_POLL_POLLRDHUP, 0, 3));
+	cr_assert_eq(shutdown(sv[1], SHUT_WR), 0);
+	e = kt_get_one(kfd, "the peer's shutdown");
+	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "fired: ret_data[0] %#x", e.ret_data[0]);
+	uk = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV) | KEVENT_POLL_POLLRDHUP, 0, 4);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);	/* EOF: ready at ADD */
+	cr_assert_eq(uk.ret_data[0], (__u32)S(RECV), "at ADD: ret_data[0] %#x", uk.ret_data[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}

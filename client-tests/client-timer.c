@@ -240,3 +240,35 @@ KTEST(timer, modify_keeps_timer)
 	cr_assert_eq(kt_queue_kevents(kfd), 0u, "MODIFY to ONESHOT not applied");
 	close(kfd);
 }
+
+/*
+ * Revision 1 is take13 (D40): ALWAYS_QUEUE (D42) and LEVEL (D43) are
+ * unknown bits there and a timer with them is an ordinary timer (A1).
+ */
+
+/* D42: ALWAYS_QUEUE on revision 1: registered, not ready at ADD, fires once as ONESHOT. */
+KTEST_REVS(timer, always_queue_ignored_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR);
+
+	kt_add_queued(kfd, kt_uk_timer(20, KEVENT_REQ_ONESHOT | KEVENT_REQ_ALWAYS_QUEUE, 1));
+	cr_assert_eq(kt_get_one(kfd, "a 20 ms timer").user[0], 1u);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT freed at its delivery");
+	close(kfd);
+}
+
+/* D43: LEVEL on revision 1 is accepted (not -EINVAL, as on revision 2) and the timer fires. */
+KTEST_REVS(timer, level_ignored_on_rev1, 1, 1)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(20, KEVENT_REQ_LEVEL, 2);
+
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(kt_get_one(kfd, "a 20 ms timer").user[0], 2u);
+	uk.event = KEVENT_TIMER_FIRED;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);	/* checked as at ADD */
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY with LEVEL: %#x, ret_data[1] %d",
+		     uk.ret_flags, (int)uk.ret_data[1]);
+	kt_remove(kfd, uk);
+	close(kfd);
+}
