@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,6 +101,34 @@ static int run_file(const char *path)
 	return 0;
 }
 
+/*
+ * A hung input is killed by its own alarm, so the run names it instead of
+ * reaching the test's timeout with no name (KFUZZ_INPUT_TIMEOUT seconds,
+ * default 60; an input takes milliseconds, even under ASan on a loaded
+ * machine).  abort(): a core dump or a debugger shows where it hung.
+ */
+static const char *running_path;
+
+static void on_hang(int sig)
+{
+	static const char msg[] = "kfuzz-replay: still running at the input's timeout: ";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0 ||
+	    write(2, running_path, strlen(running_path)) < 0 || write(2, "\n", 1) < 0)
+		_exit(124);
+	signal(SIGABRT, SIG_DFL);
+	abort();
+}
+
+static unsigned int input_timeout(void)
+{
+	const char *env = getenv("KFUZZ_INPUT_TIMEOUT");
+	long s = env ? atol(env) : 60;
+
+	return s < 1 ? 1 : (unsigned int)s;
+}
+
 /* A child per input: one that aborts or dies is reported, the rest still run. */
 static pid_t start_child(const char *path)
 {
@@ -107,9 +136,13 @@ static pid_t start_child(const char *path)
 
 	fflush(NULL);
 	pid = fork();
-	/* exit(), not _exit(): coverage profiles and LeakSanitizer run at exit */
-	if (!pid)
+	if (!pid) {
+		running_path = path;
+		signal(SIGALRM, on_hang);
+		alarm(input_timeout());
+		/* exit(), not _exit(): coverage profiles and LeakSanitizer run at exit */
 		exit(run_file(path));
+	}
 	return pid;
 }
 
@@ -117,7 +150,8 @@ static pid_t start_child(const char *path)
 static int judge(int status, char *why, size_t whylen)
 {
 	if (WIFSIGNALED(status)) {
-		snprintf(why, whylen, "killed by signal %d", WTERMSIG(status));
+		snprintf(why, whylen, "killed by signal %d%s", WTERMSIG(status),
+			 WTERMSIG(status) == SIGABRT ? " (an invariant, a sanitizer or a hang: see its stderr)" : "");
 		return 1;
 	}
 	if (WEXITSTATUS(status)) {
