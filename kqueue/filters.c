@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -30,6 +32,10 @@
 
 #define POLL_READ (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLERR)
 #define POLL_WRITE (KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLERR)
+
+#ifndef PIDFS_MAGIC
+#define PIDFS_MAGIC 0x50494446	/* pidfds since Linux 6.9; anon inodes before */
+#endif
 
 #define INOTIFY_MASK (IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF | IN_CREATE | \
 		      IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
@@ -57,7 +63,38 @@ static int fd_of(const struct kevent *kev)
 
 /* ---- EVFILT_READ / EVFILT_WRITE ---- */
 
-static int attach_fd(struct knote *kn, const struct kevent *kev)
+/*
+ * A kqueue fd (FreeBSD's filt_kqueue): EVFILT_READ only, never the kqueue
+ * itself.  No backend polls a kevent device (the daemon refuses its own
+ * files), so the library looks with poll(2): the knote is an orphan,
+ * looked at every 10 ms while a caller waits.
+ */
+static int attach_kqueue(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	if (kev->filter != EVFILT_READ || kqf_is_self(kq, (int)kev->ident))
+		return -EINVAL;
+	kn->kind = K_KQUEUE;
+	return 0;
+}
+
+/* Ready while the watched kqueue has events; data is 1 (its count is not visible). */
+static int check_kqueue(struct knote *kn, struct kevent *out)
+{
+	struct pollfd p = { .fd = (int)kn->kev.ident, .events = POLLIN };
+
+	if (kqf_is_stale(kn) || poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+		return -1;
+	if (!(p.revents & POLLIN)) {
+		kn->last_data = 0;	/* EV_CLEAR: the next events are new */
+		return 0;
+	}
+	if ((kn->kev.flags & EV_CLEAR) && kn->last_data)
+		return 0;	/* already reported while it stayed ready */
+	out->data = 1;
+	return 1;
+}
+
+static int attach_fd(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	struct stat st;
 	int fd = fd_of(kev);
@@ -66,6 +103,8 @@ static int attach_fd(struct knote *kn, const struct kevent *kev)
 		return -EBADF;
 	kn->st_dev = st.st_dev;
 	kn->st_ino = st.st_ino;
+	if (kqf_is_kqueue_fd(kq, &st))
+		return attach_kqueue(kq, kn, kev);
 	if (S_ISREG(st.st_mode)) {
 		kn->kind = K_FILE;	/* D14: the device calls a file always ready */
 		return 0;
@@ -82,7 +121,7 @@ bool kqf_is_stale(const struct knote *kn)
 {
 	struct stat st;
 
-	if (kn->kind != K_FD && kn->kind != K_FILE && kn->kind != K_VNODE)
+	if (kn->kind != K_FD && kn->kind != K_FILE && kn->kind != K_VNODE && kn->kind != K_KQUEUE)
 		return false;
 	if (fstat((int)kn->kev.ident, &st) < 0)
 		return true;
@@ -316,6 +355,9 @@ static int check_proc(struct knote *kn, struct kevent *out)
 
 	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
 		return 0;
+	/* FreeBSD's filt_proc: with no note asked the knote is dropped at the exit. */
+	if (!(kn->sfflags & NOTE_EXIT))
+		return -1;
 	memset(&si, 0, sizeof(si));
 	/* The status of the caller's own child, not reaped; 0 for any other. */
 	if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)kn->watch_fd, &si,
@@ -356,6 +398,31 @@ static int ensure_inotify(struct kq *kq)
 	return -EAGAIN;
 }
 
+/*
+ * FreeBSD takes EVFILT_VNODE on a vnode only: a file with a name in a
+ * file system.  A pipe, a socket, an anonymous inode (eventfd, timerfd,
+ * epoll, signalfd, inotify, pidfd) and a kqueue are EINVAL; a named FIFO
+ * is a vnode.  Linux tells them apart by the file system they live on.
+ */
+static bool is_vnode(struct kq *kq, int fd, const struct stat *st)
+{
+	struct statfs sf;
+
+	if (S_ISSOCK(st->st_mode) || kqf_is_kqueue_fd(kq, st))
+		return false;
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case PIPEFS_MAGIC:
+	case SOCKFS_MAGIC:
+	case ANON_INODE_FS_MAGIC:
+	case PIDFS_MAGIC:
+		return false;
+	default:
+		return true;
+	}
+}
+
 static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	char path[64];
@@ -364,6 +431,8 @@ static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *ke
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -EBADF;
+	if (!is_vnode(kq, fd, &st))
+		return -EINVAL;
 	r = ensure_inotify(kq);
 	if (r < 0)
 		return r;
@@ -396,10 +465,16 @@ static unsigned int vnode_notes(struct knote *kn, const struct inotify_event *ie
 	}
 	if (fstat((int)kn->kev.ident, &st) < 0)
 		return n;
+	/*
+	 * The size is compared, and remembered, at IN_MODIFY only: an earlier
+	 * event read after the write (a chmod) would otherwise take the new
+	 * size for its own and the write would no longer look like growth.
+	 */
 	if (ie->mask & IN_MODIFY) {
 		n |= NOTE_WRITE;
 		if (st.st_size > kn->size)
 			n |= NOTE_EXTEND;
+		kn->size = st.st_size;
 	}
 	if (ie->mask & IN_ATTRIB) {
 		/* The open fd keeps the inode, so an unlink shows as nlink 0. */
@@ -410,7 +485,6 @@ static unsigned int vnode_notes(struct knote *kn, const struct inotify_event *ie
 		else
 			n |= NOTE_ATTRIB;
 	}
-	kn->size = st.st_size;
 	kn->nlink = st.st_nlink;
 	return n;
 }
@@ -541,7 +615,7 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 	switch (kev->filter) {
 	case EVFILT_READ:
 	case EVFILT_WRITE:
-		return attach_fd(kn, kev);
+		return attach_fd(kq, kn, kev);
 	case EVFILT_TIMER:
 		kn->kind = K_TIMER;
 		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
@@ -598,6 +672,7 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 	switch (kn->kind) {
 	case K_FD: return check_fd(kn, out);
 	case K_FILE: return check_file(kn, out);
+	case K_KQUEUE: return check_kqueue(kn, out);
 	case K_TIMER: return check_timer(kn, out);
 	case K_PROC: return check_proc(kn, out);
 	case K_USER:

@@ -18,6 +18,9 @@ int kqf_kq_init(struct kq *kq, int fd);
 void kqf_kq_release(struct kq *kq, bool child);
 void kqf_kq_closing(struct kq *kq);
 void kqf_signal_deliver(struct kq *kq, int signo);
+struct stat;
+bool kqf_is_kqueue_fd(const struct kq *kq, const struct stat *st);
+bool kqf_is_self(const struct kq *kq, int fd);
 
 /* filters.c: what each EVFILT_* does */
 int kqf_filter_validate(const struct kevent *kev);

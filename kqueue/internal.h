@@ -23,6 +23,7 @@ enum kind {
 	K_SIGNAL,	/* the library's signalfd, read by a helper thread */
 	K_PROC,		/* pidfd watched by a poll kevent */
 	K_VNODE,	/* the library's inotify fd watched by a poll kevent */
+	K_KQUEUE,	/* another kqueue's fd: no backend polls one, the library does */
 };
 
 struct knote {
@@ -60,6 +61,9 @@ struct knote {
 
 struct kq {
 	int fd;			/* the /dev/kevent fd: the kqueue descriptor */
+	dev_t dev_dev;		/* the device file's identity: tells kqueue fds */
+	dev_t dev_rdev;
+	mode_t dev_mode;
 	pid_t pid;		/* the process that made it (fork rule) */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,20 @@ void kqf_knote_insert(struct kq *kq, struct knote *kn)
 
 /* ---- the changelist ---- */
 
+/*
+ * A user or signal knote with nothing pending cannot be ready: making it a
+ * candidate would wake the kqueue fd for nothing, and a kqueue watching
+ * this one would report an event this one does not have.
+ */
+static bool worth_a_look(const struct knote *kn)
+{
+	if (kn->kind == K_USER)
+		return kn->hook;
+	if (kn->kind == K_SIGNAL)
+		return kn->count > 0;
+	return true;
+}
+
 static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	int r;
@@ -302,7 +317,7 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		kn->disabled = false;
 	}
 	/* kqueue re-evaluates an enabled knote at every change (level rule). */
-	if (!kn->disabled)
+	if (!kn->disabled && worth_a_look(kn))
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -350,7 +365,7 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 	if (kn->kind == K_TIMER)
 		orphan(kq, kn);
 	/* Ready at ADD, or a filter the library decides alone: look at once. */
-	if (r == 1 || kn->watch_fd < 0 || kn->kind == K_USER)
+	if ((r == 1 || kn->watch_fd < 0) && worth_a_look(kn))
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -404,7 +419,8 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		 * registers it (the caller has not read the data yet, so an ADD
 		 * now would only answer "ready" again).
 		 */
-		if (kn->kind == K_FILE || (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken))
+		if (kn->kind == K_FILE || kn->kind == K_KQUEUE ||
+		    (kn->kind == K_FD && !kn->dev_on && !kn->dev_broken))
 			orphan(kq, kn);
 		return;
 	}
@@ -453,7 +469,7 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 			continue;
 		}
 		if (r == 0) {
-			if (kn->kind == K_FILE) {
+			if (kn->kind == K_FILE || kn->kind == K_KQUEUE) {
 				orphan(kq, kn);
 			} else if (kqf_arm(kq, kn) == 1) {
 				if (kn->kev.flags & EV_CLEAR)
@@ -563,17 +579,32 @@ static void orphans_to_candidates(struct kq *kq)
 		requeue(kq, KN_OF(l, orph));
 }
 
+/*
+ * A kqueue closed while several threads wait in it: the wake kevent fires
+ * once and wakes one of them, so each waiter that leaves wakes the next.
+ * Emptying the eventfd first makes the write a fresh not-ready to ready
+ * edge, which the device reports again (abi.md A6).
+ */
+static void pass_the_close_on(struct kq *kq)
+{
+	drain_fd(kq->wake_fd);
+	if (kq->waiters > 0)
+		wake_waiters(kq);
+}
+
 #define DEV_BATCH 1024	/* ukevents per GET_EVENTS: 40 KiB of stack */
 
 /*
- * Wait in the device up to wait_ns (lock dropped), then turn what came into
- * candidates.  Returns the number of device events, or -errno.
+ * One GET_EVENTS, waiting up to wait_ns (lock dropped), then what came
+ * turned into candidates.  Returns the number of device events, or -errno.
  */
-static int wait_device(struct kq *kq, uint64_t wait_ns)
+static int read_device(struct kq *kq, uint64_t wait_ns)
 {
 	struct ukevent uk[DEV_BATCH];
 	int r;
 
+	if (kq->closed)
+		return -EBADF;	/* its fd number may be another file's by now */
 	kq->waiters++;
 	pthread_mutex_unlock(&kq->lock);
 	r = kevent_get_events(kq->fd, wait_ns ? 1 : 0, DEV_BATCH, wait_ns, uk, 0);
@@ -581,10 +612,42 @@ static int wait_device(struct kq *kq, uint64_t wait_ns)
 		r = -errno;
 	pthread_mutex_lock(&kq->lock);
 	kq->waiters--;
-	if (kq->closed)
+	if (kq->closed) {
+		pass_the_close_on(kq);
 		return -EBADF;
+	}
 	if (r > 0)
 		take_device(kq, uk, r);
+	return r;
+}
+
+/*
+ * How many times a wait that returned events reads the device again, while
+ * each read brings more.  A wait ends at the first ready kevent, and the
+ * daemon's reactor turns the sources' readiness into ready kevents one by
+ * one: without a second look, a call made after two sources turned ready
+ * often reported one.  The yield before each look lets the reactor, which
+ * shares the CPUs, run first; a read that brings nothing ends the loop, so
+ * a wait that returned events costs one yield and one GET_EVENTS more
+ * (kqueue-kevent(3) BUGS).
+ */
+#define DEV_REREAD 4
+
+/*
+ * Wait in the device up to wait_ns, then read what else it has at once;
+ * every orphan becomes a candidate.  Returns the number of device events
+ * of the wait, or -errno.
+ */
+static int wait_device(struct kq *kq, uint64_t wait_ns)
+{
+	int r = read_device(kq, wait_ns), more = r;
+
+	for (int i = 0; wait_ns && more > 0 && i < DEV_REREAD; i++) {
+		sched_yield();
+		more = read_device(kq, 0);
+	}
+	if (more == -EBADF)
+		return more;
 	orphans_to_candidates(kq);
 	return r;
 }
@@ -694,6 +757,7 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 
 int kqf_kq_init(struct kq *kq, int fd)
 {
+	struct stat st;
 	int r;
 
 	kq->fd = fd;
@@ -706,8 +770,36 @@ int kqf_kq_init(struct kq *kq, int fd)
 	kq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (kq->wake_fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	kq->dev_dev = st.st_dev;
+	kq->dev_rdev = st.st_rdev;
+	kq->dev_mode = st.st_mode;
 	r = kqf_dev_add(kq, kq->wake_fd, KEVENT_POLL_POLLIN, SERIAL_WAKE);
 	return r < 0 ? r : 0;
+}
+
+/*
+ * An fd open on the same device as kq's: a kqueue (or a libkevent queue).
+ * A character device (CUSE, the module) is told by its number; the FUSE
+ * backend gives each open its own inode on a mount that holds nothing else.
+ */
+bool kqf_is_kqueue_fd(const struct kq *kq, const struct stat *st)
+{
+	if (S_ISCHR(kq->dev_mode))
+		return S_ISCHR(st->st_mode) && st->st_rdev == kq->dev_rdev;
+	return st->st_dev == kq->dev_dev;
+}
+
+/* fd is kq's own open file (a dup of it too, where kcmp(2) can tell). */
+bool kqf_is_self(const struct kq *kq, int fd)
+{
+	long r;
+
+	if (fd == kq->fd)
+		return true;
+	r = syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, kq->fd, fd);
+	return r == 0;
 }
 
 /* Free every knote and the library's own fds (kq->lock not needed: last ref). */

@@ -186,7 +186,8 @@ int kqf_kq_get(int fd, struct kq **kqp)
 
 static bool watches(const struct knote *kn, unsigned int first, unsigned int last)
 {
-	return (kn->kind == K_FD || kn->kind == K_FILE || kn->kind == K_VNODE) &&
+	return (kn->kind == K_FD || kn->kind == K_FILE || kn->kind == K_VNODE ||
+		kn->kind == K_KQUEUE) &&
 	       kn->kev.ident >= first && kn->kev.ident <= last;
 }
 

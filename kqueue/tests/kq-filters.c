@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -98,6 +99,19 @@ KQT(timer, abstime_fires_at_the_wall_clock_time)
 	       (intptr_t)(now.tv_sec * 1000000 + now.tv_nsec / 1000 + 30000), NULL);
 	e = kqt_get(kq, "absolute deadline");
 	cr_assert_eq(e.data, 1);
+}
+
+KQT(timer, absolute_is_abstime)
+{
+	int kq = kqt_kqueue();
+	struct timespec now;
+
+	/* macOS's and libkqueue's name for FreeBSD's NOTE_ABSTIME: the same bit here. */
+	cr_assert_eq(NOTE_ABSOLUTE, NOTE_ABSTIME);
+	clock_gettime(CLOCK_REALTIME, &now);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_ABSOLUTE | NOTE_USECONDS,
+	       (intptr_t)(now.tv_sec * 1000000 + now.tv_nsec / 1000 + 30000), NULL);
+	cr_assert_eq(kqt_get(kq, "absolute deadline").data, 1);
 }
 
 KQT(timer, abstime_in_the_past_fires_at_once)
@@ -199,6 +213,18 @@ KQT(user, trigger_reports_it)
 	e = kqt_get(kq, "triggered");
 	EV_SET(&want, 1, EVFILT_USER, EV_CLEAR, 0, 0, (void *)3);
 	kqt_same(&want, &e, "user event");
+}
+
+KQT(user, returned_event_lacks_ev_add)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	/* FreeBSD and libkqueue's user filter drop EV_ADD from a user event. */
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(kq, "triggered");
+	cr_assert_eq(e.flags & EV_ADD, 0, "flags %#x", e.flags);
 }
 
 KQT(user, clear_resets_the_trigger)
@@ -511,6 +537,29 @@ KQT(proc, two_kqueues_both_see_the_status)
 	waitpid(child, NULL, 0);
 }
 
+/* A knote that asks for no NOTE_EXIT is dropped at the exit, unreported
+ * (FreeBSD's filt_proc), also when a later EV_ADD took NOTE_EXIT away. */
+KQT(proc, exit_without_note_exit_is_dropped)
+{
+	int kq = kqt_kqueue();
+	pid_t child = fork();
+	siginfo_t si;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, NOTE_EXIT, 0, NULL);
+	kill(child, SIGKILL);
+	cr_assert_eq(waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT), 0);
+	/* Exited, not reaped: the EV_ADD makes the knote looked at by the next call. */
+	kqt_ok(kq, (uintptr_t)child, EVFILT_PROC, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 50, "no NOTE_EXIT asked");
+	cr_assert_eq(kqt_change(kq, (uintptr_t)child, EVFILT_PROC, EV_DELETE, 0, 0, NULL), -ENOENT,
+		     "the knote went at the exit");
+	waitpid(child, NULL, 0);
+}
+
 KQT(proc, no_such_process_is_esrch)
 {
 	int kq = kqt_kqueue();
@@ -677,6 +726,60 @@ KQT(vnode, ftruncate_growth_is_note_extend)
 	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_ONESHOT, NOTE_EXTEND, 0, NULL);
 	cr_assert_eq(ftruncate(fd, 8192), 0);
 	cr_assert(kqt_get(kq, "grown").fflags & NOTE_EXTEND);
+	unlink(path);
+}
+
+/* The size is compared when the write happened, not when a later change is read. */
+KQT(vnode, growth_after_a_chmod_is_note_extend)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct kevent e;
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_WRITE | NOTE_EXTEND | NOTE_ATTRIB,
+	       0, NULL);
+	cr_assert_eq(fchmod(fd, 0640), 0);
+	lseek(fd, 0, SEEK_END);
+	kqt_write(fd, 10);
+	e = kqt_get(kq, "chmod, then append");
+	cr_assert_eq(e.fflags, NOTE_ATTRIB | NOTE_WRITE | NOTE_EXTEND, "fflags %#x", e.fflags);
+	unlink(path);
+}
+
+/* FreeBSD: only a vnode takes EVFILT_VNODE; a pipe, a socket or an anonymous inode is EINVAL. */
+KQT(vnode, pipe_is_einval)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[0], EVFILT_VNODE, EV_ADD, NOTE_ATTRIB, 0, NULL), -EINVAL);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)p[1], EVFILT_VNODE, EV_ADD, NOTE_WRITE, 0, NULL), -EINVAL);
+}
+
+KQT(vnode, socket_is_einval)
+{
+	int kq = kqt_kqueue(), sv[2], efd = eventfd(0, EFD_CLOEXEC);
+
+	kqt_socketpair(sv);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)sv[0], EVFILT_VNODE, EV_ADD, NOTE_ATTRIB, 0, NULL), -EINVAL);
+	cr_assert_geq(efd, 0);
+	cr_assert_eq(kqt_change(kq, (uintptr_t)efd, EVFILT_VNODE, EV_ADD, NOTE_ATTRIB, 0, NULL), -EINVAL,
+		     "an eventfd (anonymous inode)");
+}
+
+KQT(vnode, named_fifo_is_watched)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd;
+
+	snprintf(path, sizeof(path), "/tmp/kqt-fifo-%d", (int)getpid());
+	unlink(path);
+	cr_assert_eq(mkfifo(path, 0600), 0, "mkfifo: %s", strerror(errno));
+	fd = open(path, O_RDWR | O_CLOEXEC);	/* O_RDWR: no wait for a peer */
+	cr_assert_geq(fd, 0);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_ATTRIB, 0, NULL);
+	cr_assert_eq(chmod(path, 0640), 0);
+	cr_assert_eq(kqt_get(kq, "chmod of the fifo").fflags, NOTE_ATTRIB);
 	unlink(path);
 }
 

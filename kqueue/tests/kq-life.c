@@ -8,7 +8,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +107,39 @@ KQT(life, kqueue_fd_polls_readable_with_pending_events)
 	kqt_get(kq, "then kevent returns it");
 }
 
+/* FreeBSD: a kqueue fd takes EVFILT_READ, ready while that kqueue has events. */
+KQT(life, kqueue_watched_by_a_kqueue_fires)
+{
+	int outer = kqt_kqueue(), inner = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(inner, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(outer, (uintptr_t)inner, EVFILT_READ, EV_ADD, 0, 0, (void *)9);
+	kqt_quiet(outer, 30, "the inner kqueue has nothing");
+	kqt_ok(inner, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(outer, "the inner kqueue has an event");
+	cr_assert_eq(e.ident, (uintptr_t)inner);
+	cr_assert_eq(e.filter, EVFILT_READ);
+	cr_assert_eq(e.udata, (void *)9);
+	cr_assert_geq(e.data, 1);
+	cr_assert_eq(kqt_get(inner, "the inner still holds it").ident, 1);
+	kqt_quiet(outer, 30, "drained: the outer is quiet again");
+	close(inner);
+	cr_assert_eq(kqt_change(outer, (uintptr_t)inner, EVFILT_READ, EV_DELETE, 0, 0, NULL), -ENOENT,
+		     "closing the watched kqueue removed its knote");
+}
+
+KQT(life, kqueue_fd_takes_read_only_and_not_itself)
+{
+	int a = kqt_kqueue(), b = kqt_kqueue();
+
+	cr_assert_eq(kqt_change(a, (uintptr_t)b, EVFILT_WRITE, EV_ADD, 0, 0, NULL), -EINVAL);
+	cr_assert_eq(kqt_change(a, (uintptr_t)b, EVFILT_VNODE, EV_ADD, NOTE_WRITE, 0, NULL), -EINVAL);
+	cr_assert_eq(kqt_change(a, (uintptr_t)a, EVFILT_READ, EV_ADD, 0, 0, NULL), -EINVAL,
+		     "a kqueue watching itself");
+	kqt_ok(a, (uintptr_t)b, EVFILT_READ, EV_ADD, 0, 0, NULL);
+}
+
 /* ---- threads ---- */
 
 struct waiter {
@@ -153,6 +189,93 @@ KQT(threads, close_of_the_kqueue_wakes_its_waiter)
 	pthread_join(t, NULL);
 	cr_assert_eq(w.n, -1, "the waiter returns -1 (got %d)", w.n);
 	cr_assert_eq(w.err, EBADF);
+}
+
+/* Whether thread tid is inside ioctl(fd, ...): 1 yes, 0 no, -1 unknown. */
+static int in_ioctl_on(pid_t tid, int fd)
+{
+	char path[64], line[256];
+	long nr, arg0;
+	FILE *f;
+	int r = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		r = sscanf(line, "%ld %lx", &nr, &arg0) == 2 && nr == SYS_ioctl && arg0 == fd;
+	if (r == 0 && strncmp(line, "running", 7) != 0 && sscanf(line, "%ld", &nr) != 1)
+		r = -1;	/* neither a syscall nor "running": not readable here */
+	fclose(f);
+	return r;
+}
+
+struct closer_waiter {
+	int kq;
+	_Atomic pid_t tid;
+	int n;
+	int err;
+};
+
+static void *wait_forever(void *arg)
+{
+	struct closer_waiter *w = arg;
+	struct kevent e;
+	struct timespec ts = { 60, 0 };
+
+	w->tid = (pid_t)syscall(SYS_gettid);
+	w->n = kevent(w->kq, NULL, 0, &e, 1, &ts);
+	w->err = errno;
+	return NULL;
+}
+
+/* Every waiter is in the device's wait (its ioctl on the kqueue fd), or skip. */
+static void await_blocked(struct closer_waiter *w, int n)
+{
+	for (int tries = 0; tries < 10000; tries++) {
+		int blocked = 0;
+
+		for (int i = 0; i < n; i++) {
+			int r = w[i].tid ? in_ioctl_on(w[i].tid, w[i].kq) : 0;
+
+			if (r < 0)
+				cr_skip_test("/proc/self/task/TID/syscall is not readable: "
+					     "cannot tell the waiters are blocked");
+			blocked += r;
+		}
+		if (blocked == n)
+			return;
+		sched_yield();
+		usleep(1000);	/* polling a condition, not a wait for it */
+	}
+	cr_assert_fail("the waiters never blocked in the device in 10 s");
+}
+
+KQT(threads, close_of_the_kqueue_wakes_every_waiter)
+{
+	enum { N = 4 };
+	int kq = kqt_kqueue();
+	struct closer_waiter w[N];
+	pthread_t t[N];
+	struct timespec dl;
+
+	for (int i = 0; i < N; i++) {
+		w[i] = (struct closer_waiter){ .kq = kq, .n = -2 };
+		pthread_create(&t[i], NULL, wait_forever, &w[i]);
+	}
+	await_blocked(w, N);
+	close(kq);
+	/* Each returns well before its own 60 s timeout. */
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(pthread_timedjoin_np(t[i], NULL, &dl), 0,
+			     "waiter %d of %d still blocked 10 s after the close", i + 1, N);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(w[i].n, -1, "waiter %d returned %d", i, w[i].n);
+		cr_assert_eq(w[i].err, EBADF, "waiter %d: %s", i, strerror(w[i].err));
+	}
 }
 
 struct adder {

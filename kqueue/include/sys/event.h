@@ -106,6 +106,9 @@ struct kevent {
 #define NOTE_USECONDS	0x00000004
 #define NOTE_NSECONDS	0x00000008
 #define NOTE_ABSTIME	0x00000010
+/* macOS's and libkqueue's name for it, so their programs build; their value
+ * (0x8) is FreeBSD's NOTE_NSECONDS, so the name takes FreeBSD's bit. */
+#define NOTE_ABSOLUTE	NOTE_ABSTIME
 
 int kqueue(void);
 int kevent(int kq, const struct kevent *changelist, int nchanges,
