@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The CUSE front end: /dev/NAME as a CUSE character device.  The files
- * themselves (queues, poll, ioctl) are kc-file.c; this is the CUSE session,
- * its callbacks and the device node's mode.
+ * The CUSE front end (kc_front_cuse): /dev/NAME as a CUSE character device.
+ * The files themselves (queues, poll, ioctl) are kc-file.c; this is the
+ * CUSE session, its callbacks and the device node's mode.
+ *
+ * The ring is the shared-memory object alone (design.md section 4): no
+ * mmap on a CUSE device, so no ring hooks; a reply or a poll wake-up goes
+ * out at once.  CUSE ioctls are unrestricted: the retry rounds are there
+ * when process memory is not (B4).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +76,7 @@ static const struct cuse_lowlevel_ops kc_cuse_ops = {
 	.poll = kc_file_poll,
 };
 
-int kc_cuse_serve(void)
+static int kc_cuse_serve(void)
 {
 	char devname[16 + KC_NAME_MAX];
 	const char *dev_info[] = { devname };
@@ -94,7 +99,21 @@ int kc_cuse_serve(void)
 		kc_err("CUSE setup failed");
 		return KC_EXIT_UNAVAILABLE;
 	}
-	err = kc_session_run(se, "CUSE");
+	err = kc_session_run(se);
 	cuse_lowlevel_teardown(se);
 	return err;
 }
+
+static const char *kc_cuse_where(void)
+{
+	return kd.opts.name;
+}
+
+const struct kc_front kc_front_cuse = {
+	.name = "CUSE",
+	.ctl = "/dev/cuse",
+	.ctl_missing = "/dev/cuse is missing: this kernel has no CUSE (try 'modprobe cuse')",
+	.backend = KEVENT_BACKEND_CUSE,
+	.where = kc_cuse_where,
+	.serve = kc_cuse_serve,
+};

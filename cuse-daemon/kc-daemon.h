@@ -2,9 +2,10 @@
 /*
  * The daemon's shared state and its parts: kc-main.c (start and stop),
  * kc-file.c (the open files both front ends share: queues, poll, the ioctl
- * flow, the struct ktransport it gives the core), the front ends kc-cuse.c
- * (CUSE) and kc-fuse.c (a FUSE mount), and kc-req.c (one ioctl request's
- * state machine and its one reply, design.md B1).
+ * flow, the struct ktransport it gives the core), the front ends behind
+ * struct kc_front (kc-front.h: kc-cuse.c for CUSE, kc-fuse.c for a FUSE
+ * mount), and kc-req.c (one ioctl request's state machine and its one
+ * reply, design.md B1).
  */
 #ifndef KC_DAEMON_H
 #define KC_DAEMON_H
@@ -16,6 +17,7 @@
 #include <cuse_lowlevel.h>
 
 #include "kcore.h"
+#include "kc-front.h"
 #include "kc-opts.h"
 #include "kc-shm.h"
 #include "kc-xfer.h"
@@ -24,6 +26,7 @@ struct kc_queue;
 
 struct kc_daemon {
 	struct kc_opts opts;
+	const struct kc_front *front;	/* chosen once in main() */
 	struct kcore *core;
 	struct kc_shmdir shm;
 	struct kx_paths paths;		/* process memory or retry (kc-xfer.c) */
@@ -40,37 +43,29 @@ extern struct kc_daemon kd;
 #define KC_EXIT_NOPERM		77
 
 /*
- * kc-main.c: what both front ends run once their session exists (and the
- * process is daemonised): the core and the origins, the session loop, and
- * at its end the D20 stop.  Returns the exit status; the caller tears the
- * session down.
+ * kc-main.c: what a front end's serve() runs once its session exists (and
+ * the process is daemonised): the core and the origins, the session loop,
+ * and at its end the D20 stop.  Returns the exit status; the caller tears
+ * the session down.
  */
-int kc_session_run(struct fuse_session *se, const char *what);
+int kc_session_run(struct fuse_session *se);
 
 /* kc-file.c: the open files, shared by both front ends. */
 void kc_files_init(void);
 /* Release every open queue (D20); returns how many there were. */
 unsigned int kc_files_release_all(void);
-/* A new queue of the caller; node: the FUSE node id (0 on CUSE). */
+/* A new queue of the caller; node: the file's node id (0: the front end has none). */
 void kc_file_open(fuse_req_t req, struct fuse_file_info *fi, unsigned long node);
 void kc_file_release(fuse_req_t req, struct fuse_file_info *fi);
 /*
- * FUSE: run fn(arg) once the ring as it is now is in the file's pages
- * (kc_fring_after); 1 when the caller must run it now (CUSE, unmapped).
+ * Run fn(arg) once the ring as it is now is what the caller sees (the
+ * front end's ring_after); 1 when the caller must run it now.
  */
 int kc_file_ring_after(void *file, void (*fn)(void *), void *arg);
-/* FUSE READ: the ring's bytes as last sent to the kernel (kc-fring.c). */
-void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off);
+/* The front end's ring of an open file (what its ring_new made). */
+void *kc_file_front_ring(const struct fuse_file_info *fi);
 void kc_file_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 void kc_file_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
 		   unsigned int flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz);
-
-/* kc-cuse.c */
-int kc_cuse_serve(void);
-
-/* kc-fuse.c */
-/* Resolve DIR, clean a stale mount there, refuse a busy one: 0 or an exit status. */
-int kc_fuse_preflight(void);
-int kc_fuse_serve(void);
 
 #endif /* KC_DAEMON_H */

@@ -2,7 +2,9 @@
 /*
  * The open files of the queue core, shared by both front ends: kc-cuse.c
  * (/dev/kevent as a CUSE device) and kc-fuse.c (DIR/kevent in a FUSE
- * mount).  Each gives its own libfuse callbacks and calls in here.
+ * mount).  Each gives its own libfuse callbacks and calls in here; what
+ * differs between them is asked of kd.front (struct kc_front, kc-front.h),
+ * never of the options.
  *
  * open -> kqueue_open owned by the caller, its ring in shared memory;
  * release -> kqueue_release; poll -> kqueue_poll, woken by
@@ -16,12 +18,14 @@
  * per call, the limits of the path kc-xfer.c took (B4), the file's
  * O_NONBLOCK (A11), the path's feature bit and FD_ORIGINS when this caller
  * can have its fds taken (B2); per queue, a ring_shm hook naming the ring
- * object (B5).  On CUSE no ring_written hook: the ring is the shared memory
- * itself.  On FUSE the same memory is also the file's page cache, carried
- * there by kc-fring.c: ring_written() marks the bytes for its flusher.
+ * object (B5).  The ring is the shared memory; a front end that also shows
+ * it another way (FUSE: the file's page cache) keeps a ring of its own per
+ * queue (front_ring), told of every change through ring_written(), and
+ * says when what a caller hears of is visible there (ring_after).  A front
+ * end without that gets no ring_written hook from the core at all.
  *
- * On FUSE a file has a node (its inode): at most one live queue per node,
- * since a node's page cache is one (abi.md 7.7).  CUSE passes node 0.
+ * A file may have a node (FUSE: its inode): at most one live queue per
+ * node, since a node's page cache is one (abi.md 7.7).  Node 0: none.
  *
  * LOCKING
  *  - kc_files.lock: the list of open queues.  A leaf; never held across a
@@ -38,16 +42,15 @@
 
 #include "caller.h"
 #include "kc-caller.h"
-#include "kc-fring.h"
 #include "kc-log.h"
 #include "kc-req.h"
 
 struct kc_queue {
 	struct kc_queue *prev, *next;	/* kc_files.queues, under kc_files.lock */
 	struct kqueue *q;
-	unsigned long node;		/* FUSE node id; 0 on CUSE */
+	unsigned long node;		/* the file's node id; 0: none */
 	struct kc_ring ring;
-	struct kc_fring *fring;		/* FUSE: the ring as the file's pages */
+	void *front_ring;		/* kd.front's own view of ring; NULL: none */
 	int nonblock;			/* O_NONBLOCK at open (A11) */
 	pthread_mutex_t ph_lock;
 	struct fuse_pollhandle *ph;
@@ -57,11 +60,6 @@ static struct {
 	pthread_mutex_t lock;
 	struct kc_queue queues;		/* list head */
 } kc_files = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void kc_files_init(void)
-{
-	kc_files.queues.next = kc_files.queues.prev = &kc_files.queues;
-}
 
 /* ---- the transport the core sees ---- */
 
@@ -77,26 +75,25 @@ static int kc_ring_shm(void *file, const struct kcaller *caller, struct kevent_r
 	return 0;
 }
 
-/* FUSE: runs with no core lock but maybe an origin's: only marks (kcore.h). */
+/* Runs with no core lock but maybe an origin's: only marks (kcore.h). */
 static void kc_ring_written(void *file, size_t off, size_t len)
 {
 	struct kc_queue *kq = file;
 
-	kc_fring_written(kq->fring, off, len);
+	kd.front->ring_written(kq->front_ring, off, len);
 }
 
-static const struct ktransport kc_transport = {
+/* Filled once kd.front is known (kc_files_init); read-only from then on. */
+static struct ktransport kc_transport = {
 	.ring_shm = kc_ring_shm,
 };
 
-static const struct ktransport kc_transport_fuse = {
-	.ring_shm = kc_ring_shm,
-	.ring_written = kc_ring_written,
-};
-
-static const struct ktransport *kc_transport_of(const struct kc_queue *kq)
+void kc_files_init(void)
 {
-	return kq->fring ? &kc_transport_fuse : &kc_transport;
+	kc_files.queues.next = kc_files.queues.prev = &kc_files.queues;
+	/* No hook, no call: the core skips the work for a front end without one. */
+	if (kd.front->ring_written)
+		kc_transport.ring_written = kc_ring_written;
 }
 
 /*
@@ -107,7 +104,7 @@ static void kc_ctx_fill(struct kc_req *r, struct kc_queue *kq, unsigned int cmd)
 {
 	struct kdisp_ctx *ctx = &r->ctx;
 
-	*ctx = (struct kdisp_ctx){ .t = kc_transport_of(kq), .file = kq, .nonblock = kq->nonblock };
+	*ctx = (struct kdisp_ctx){ .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
 	kx_xfer_ctx(&r->x, cmd, ctx);
 	/* fd origins need process access (pidfd_getfd): not on the retry path. */
 	if (_IOC_NR(cmd) == KEVENT_IOC_NR_INFO && (ctx->features & KEVENT_FEAT_PROCESS_VM) &&
@@ -153,6 +150,14 @@ static void kc_poll_wake(void *arg)
 	fuse_pollhandle_destroy(ph);
 }
 
+/* 1 when fn is the caller's to run now; see struct kc_front's ring_after. */
+static int kc_ring_after(struct kc_queue *kq, void (*fn)(void *), void *arg)
+{
+	if (!kd.front->ring_after)
+		return 1;
+	return kd.front->ring_after(kq->front_ring, fn, arg);
+}
+
 /* The core says the queue became ready: wake the kernel's poll waiters. */
 static void kc_notify(void *ctx)
 {
@@ -163,16 +168,27 @@ static void kc_notify(void *ctx)
 	ph = kq->ph;
 	kq->ph = NULL;
 	pthread_mutex_unlock(&kq->ph_lock);
-	/* FUSE: once the slot is in the file's pages (kc-fring.c). */
-	if (ph && (!kq->fring || kc_fring_after(kq->fring, kc_poll_wake, ph)))
+	/* Once the slot is where the caller looks (FUSE: the file's pages). */
+	if (ph && kc_ring_after(kq, kc_poll_wake, ph))
 		kc_poll_wake(ph);
 }
 
 int kc_file_ring_after(void *file, void (*fn)(void *), void *arg)
 {
-	struct kc_queue *kq = file;
+	return file ? kc_ring_after(file, fn, arg) : 1;
+}
 
-	return kq && kq->fring ? kc_fring_after(kq->fring, fn, arg) : 1;
+void *kc_file_front_ring(const struct fuse_file_info *fi)
+{
+	const struct kc_queue *kq = (const struct kc_queue *)(uintptr_t)fi->fh;
+
+	return kq->front_ring;
+}
+
+static void kc_front_ring_free(struct kc_queue *kq)
+{
+	if (kq->front_ring && kd.front->ring_free)
+		kd.front->ring_free(kq->front_ring);
 }
 
 static void kc_queue_free(struct kc_queue *kq)
@@ -182,8 +198,7 @@ static void kc_queue_free(struct kc_queue *kq)
 	if (kq->ph)
 		fuse_pollhandle_destroy(kq->ph);
 	/* Before the memory it copies from goes. */
-	if (kq->fring)
-		kc_fring_free(kq->fring);
+	kc_front_ring_free(kq);
 	kc_ring_destroy(&kd.shm, &kq->ring);
 	pthread_mutex_destroy(&kq->ph_lock);
 	free(kq);
@@ -202,13 +217,12 @@ static int kc_queue_new(const struct kcaller *owner, int flags, unsigned long no
 		free(kq);
 		return err;
 	}
-	if (node)
-		err = kc_fring_new(node, kq->ring.mem, &kq->fring);
+	if (kd.front->ring_new)
+		err = kd.front->ring_new(node, kq->ring.mem, &kq->front_ring);
 	if (!err)
 		err = kqueue_open(kd.core, owner, kq->ring.mem, &kq->q);
 	if (err) {
-		if (kq->fring)
-			kc_fring_free(kq->fring);
+		kc_front_ring_free(kq);
 		kc_ring_destroy(&kd.shm, &kq->ring);
 		free(kq);
 		return err;
@@ -216,7 +230,7 @@ static int kc_queue_new(const struct kcaller *owner, int flags, unsigned long no
 	pthread_mutex_init(&kq->ph_lock, NULL);
 	kq->node = node;
 	kq->nonblock = !!(flags & O_NONBLOCK);
-	kqueue_set_transport(kq->q, kc_transport_of(kq), kq);
+	kqueue_set_transport(kq->q, &kc_transport, kq);
 	kqueue_set_notify(kq->q, kc_notify, kq);
 	*ret = kq;
 	return 0;
@@ -286,17 +300,6 @@ void kc_file_release(fuse_req_t req, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-void kc_file_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off)
-{
-	struct kc_queue *kq = (struct kc_queue *)(uintptr_t)fi->fh;
-
-	if (!kq->fring) {
-		fuse_reply_err(req, EINVAL);	/* D15 */
-		return;
-	}
-	kc_fring_read(req, kq->fring, size, off);
-}
-
 struct kc_late_poll {
 	fuse_req_t req;
 	unsigned int mask;
@@ -310,16 +313,17 @@ static void kc_late_poll(void *arg)
 	free(l);
 }
 
-/* FUSE: "readable" only once the ready events' slots are in the file's pages. */
+/* "Readable" only once the ready events' slots are where the caller looks. */
 static void kc_poll_reply(fuse_req_t req, struct kc_queue *kq, unsigned int mask)
 {
 	struct kc_late_poll *l = NULL;
 
-	if (kq->fring && mask)
+	/* No allocation per poll for a front end that never defers. */
+	if (kd.front->ring_after && mask)
 		l = malloc(sizeof(*l));
 	if (l) {
 		*l = (struct kc_late_poll){ req, mask };
-		if (!kc_fring_after(kq->fring, kc_late_poll, l))
+		if (!kc_ring_after(kq, kc_late_poll, l))
 			return;
 		free(l);
 	}
@@ -442,7 +446,7 @@ static void kc_ioctl_round(fuse_req_t req, struct kc_queue *kq, const struct kca
 static void kc_ioctl_nodata(fuse_req_t req, struct kc_queue *kq, unsigned int cmd,
 			    const struct kcaller *c)
 {
-	struct kdisp_ctx ctx = { .t = kc_transport_of(kq), .file = kq, .nonblock = kq->nonblock };
+	struct kdisp_ctx ctx = { .t = &kc_transport, .file = kq, .nonblock = kq->nonblock };
 	struct kdisp_plan plan;
 	int err = kdisp_plan_ctx(kq->q, &ctx, cmd, NULL, 0, c, &plan);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The FUSE front end (--fuse DIR): a one-file filesystem mounted on DIR,
- * the file named "kevent".  The files themselves (queues, poll, ioctl) are
+ * The FUSE front end (--fuse DIR, kc_front_fuse): a one-file filesystem
+ * mounted on DIR, the file named "kevent".  The files themselves (queues, poll, ioctl) are
  * kc-file.c, exactly as on CUSE; this is the mount, its callbacks and the
  * checks the kernel leaves to a FUSE server.
  *
@@ -175,7 +175,8 @@ static void kc_fuse_link_remove(void)
 		unlink(kd.opts.link);
 }
 
-int kc_fuse_preflight(void)
+/* Resolve DIR, clean a stale mount there, refuse a busy one: 0 or an exit status. */
+static int kc_fuse_preflight(void)
 {
 	char parent[PATH_MAX + 4];
 	struct stat st, pst;
@@ -320,7 +321,7 @@ static void kc_fuse_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
 static void kc_fuse_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			 struct fuse_file_info *fi)
 {
-	kc_file_read(req, fi, size, off);
+	kc_fring_read(req, kc_file_front_ring(fi), size, off);
 }
 
 /* D15: the 2006 device had no write; nothing is ever read back. */
@@ -400,7 +401,7 @@ static void kc_fuse_unmount(struct fuse_session *se)
 	fuse_session_destroy(se);
 }
 
-int kc_fuse_serve(void)
+static int kc_fuse_serve(void)
 {
 	struct fuse_session *se = kc_fuse_mount();
 	int err;
@@ -421,10 +422,70 @@ int kc_fuse_serve(void)
 		kc_fuse_unmount(se);
 		return KC_EXIT_OSERR;
 	}
-	err = kc_session_run(se, "FUSE");
+	err = kc_session_run(se);
 	kc_fuse_link_remove();
 	/* After the queues are gone (kc_session_run's stop), before the session. */
 	kc_flusher_stop();
 	kc_fuse_unmount(se);
 	return err;
 }
+
+/* ---- the front end ---- */
+
+static const char *kc_fuse_where(void)
+{
+	return kd.opts.fuse_dir;
+}
+
+/* B4: a FUSE file's ioctls are restricted, so process memory or nothing. */
+static int kc_fuse_check(void)
+{
+	if (!kd.opts.no_process_vm)
+		return 0;
+	kc_err("--no-process-vm cannot go with --fuse: a FUSE file has no ioctl retry path");
+	return KC_EXIT_USAGE;
+}
+
+/* The ring as the file's page cache (kc-fring.c), one per node. */
+static int kc_fuse_ring_new(unsigned long node, const void *live, void **ring)
+{
+	struct kc_fring *fr;
+	int err = kc_fring_new(node, live, &fr);
+
+	if (!err)
+		*ring = fr;
+	return err;
+}
+
+static void kc_fuse_ring_free(void *ring)
+{
+	kc_fring_free(ring);
+}
+
+static void kc_fuse_ring_written(void *ring, size_t off, size_t len)
+{
+	kc_fring_written(ring, off, len);
+}
+
+static int kc_fuse_ring_after(void *ring, void (*fn)(void *), void *arg)
+{
+	return kc_fring_after(ring, fn, arg);
+}
+
+const struct kc_front kc_front_fuse = {
+	.name = "FUSE",
+	.ctl = "/dev/fuse",
+	.ctl_missing = "/dev/fuse is missing: this kernel or container has no FUSE "
+		       "(try 'modprobe fuse')",
+	.backend = KEVENT_BACKEND_FUSE,
+	.features = KEVENT_FEAT_RING_MMAP,	/* the file's page cache is the ring */
+	.no_retry = 1,
+	.where = kc_fuse_where,
+	.check = kc_fuse_check,
+	.preflight = kc_fuse_preflight,
+	.serve = kc_fuse_serve,
+	.ring_new = kc_fuse_ring_new,
+	.ring_free = kc_fuse_ring_free,
+	.ring_written = kc_fuse_ring_written,
+	.ring_after = kc_fuse_ring_after,
+};

@@ -3,8 +3,9 @@
  * kevent-cuse: serves /dev/kevent as a CUSE device (or, with --fuse DIR,
  * DIR/kevent in a FUSE mount) on top of the queue core.  This file starts
  * and stops the daemon (options, preflight, the core and the origins, the
- * stop witness of D20); the front ends are kc-cuse.c and kc-fuse.c over
- * the shared files of kc-file.c, and one request's life is kc-req.c (see
+ * stop witness of D20).  It picks the front end once (struct kc_front,
+ * kc-front.h: kc-cuse.c or kc-fuse.c) and calls only through it; the files
+ * both share are kc-file.c, and one request's life is kc-req.c (see
  * kc-daemon.h).
  */
 #include <errno.h>
@@ -73,8 +74,7 @@ static int kc_shm_dir_choose(void)
 	if (kd.opts.shm_dir)
 		return 0;
 	if (kc_opts_shm_dir(&kd.opts, dir, sizeof(dir))) {
-		kc_err("ring directory for %s: name too long", kd.opts.fuse_dir ? kd.opts.fuse_dir
-									: kd.opts.name);
+		kc_err("ring directory for %s: name too long", kd.front->where());
 		return KC_EXIT_OSERR;
 	}
 	err = kc_shmdir_parent(KC_SHM_PARENT);
@@ -90,28 +90,27 @@ static int kc_shm_dir_choose(void)
 /* Clear messages and distinct codes for what an operator must fix. */
 static int kc_preflight(void)
 {
-	const char *ctl = kd.opts.fuse_dir ? "/dev/fuse" : "/dev/cuse";
+	const struct kc_front *f = kd.front;
+	int err;
 
 	if (geteuid() != 0) {
-		kc_err("must run as root: it reads callers' memory, takes their fds and owns %s", ctl);
+		kc_err("must run as root: it reads callers' memory, takes their fds and owns %s",
+		       f->ctl);
 		return KC_EXIT_NOPERM;
 	}
-	if (kd.opts.fuse_dir && kd.opts.no_process_vm) {
-		kc_err("--no-process-vm cannot go with --fuse: a FUSE file has no ioctl retry path");
-		return KC_EXIT_USAGE;
-	}
-	if (access(ctl, R_OK | W_OK)) {
+	err = f->check ? f->check() : 0;
+	if (err)
+		return err;
+	if (access(f->ctl, R_OK | W_OK)) {
 		int e = errno;
 
-		if (e == ENOENT && kd.opts.fuse_dir)
-			kc_err("/dev/fuse is missing: this kernel or container has no FUSE (try 'modprobe fuse')");
-		else if (e == ENOENT)
-			kc_err("/dev/cuse is missing: this kernel has no CUSE (try 'modprobe cuse')");
+		if (e == ENOENT)
+			kc_err("%s", f->ctl_missing);
 		else
-			kc_err("%s: %s", ctl, strerror(e));
+			kc_err("%s: %s", f->ctl, strerror(e));
 		return e == EACCES || e == EPERM ? KC_EXIT_NOPERM : KC_EXIT_UNAVAILABLE;
 	}
-	return kd.opts.fuse_dir ? kc_fuse_preflight() : 0;
+	return f->preflight ? f->preflight() : 0;
 }
 
 /* The origins' rare lines (an inotify/fanotify overflow) go where ours go. */
@@ -128,11 +127,9 @@ static int kc_core_start(void)
 	int err;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = kd.opts.fuse_dir ? KEVENT_BACKEND_FUSE : KEVENT_BACKEND_CUSE;
-	/* Features and limits depend on the path of each call: kc-file.c. */
-	/* FUSE: the file's page cache is the ring (kc-fring.c). */
-	if (kd.opts.fuse_dir)
-		cfg.features |= KEVENT_FEAT_RING_MMAP;
+	cfg.backend = kd.front->backend;
+	/* Those of every call; the path of each call adds its own (kc-file.c). */
+	cfg.features = kd.front->features;
 	memcpy(cfg.caps, kd.opts.caps, sizeof(cfg.caps));
 	cfg.fault_inject = kd.opts.fault_inject;
 	cfg.drain_origins = korigins_drain;	/* KEVENT_IOC_DRAIN, with fault_inject */
@@ -164,7 +161,7 @@ static void kc_shutdown(void)
 	kc_info("stopped; %u open queue%s released", n, n == 1 ? "" : "s");
 }
 
-int kc_session_run(struct fuse_session *se, const char *what)
+int kc_session_run(struct fuse_session *se)
 {
 	struct fuse_loop_config *lc;
 	int err;
@@ -187,7 +184,7 @@ int kc_session_run(struct fuse_session *se, const char *what)
 	if (err == SIGTERM || err == SIGINT || err == SIGHUP)
 		err = 0;
 	if (err)
-		kc_err("%s session ended with error %d", what, err);
+		kc_err("%s session ended with error %d", kd.front->name, err);
 	return err ? 1 : 0;
 }
 
@@ -215,6 +212,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	kc_log_init("kevent-cuse", kd.opts.use_syslog, kd.opts.debug);
+	/* The one place that asks which front end: everything else calls it. */
+	kd.front = kd.opts.fuse_dir ? &kc_front_fuse : &kc_front_cuse;
 	err = kc_preflight();
 	if (err)
 		return err;
@@ -236,10 +235,9 @@ int main(int argc, char **argv)
 	if (stale)
 		kc_info("removed %u stale ring object%s", stale, stale == 1 ? "" : "s");
 	kd.paths.no_process_vm = kd.opts.no_process_vm;
-	/* B4: a FUSE file's ioctls are restricted, so process memory or nothing. */
-	kd.paths.no_retry = !!kd.opts.fuse_dir;
+	kd.paths.no_retry = kd.front->no_retry;
 	kc_files_init();
-	err = kd.opts.fuse_dir ? kc_fuse_serve() : kc_cuse_serve();
+	err = kd.front->serve();
 	kc_shmdir_close(&kd.shm, 1);
 	return err;
 }

@@ -117,8 +117,9 @@ static void kc_late_reply(void *arg)
 }
 
 /*
- * On a FUSE file whose ring is mapped, events are answered only once
- * their slots are in the file's pages (kc-fring.c): 1 when handed over.
+ * Events are answered only once their slots are where the caller looks
+ * (the front end's ring_after; FUSE: the file's pages, once mapped): 1
+ * when handed over.
  */
 static int kc_reply_after_ring(struct kc_req *r, int result, void *buf, size_t len)
 {
