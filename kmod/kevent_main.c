@@ -55,6 +55,7 @@
 #include <linux/debugfs.h>
 #include <linux/pagemap.h>
 #include <linux/hrtimer.h>
+#include <linux/nospec.h>
 
 #include "kevent_priv.h"
 
@@ -64,7 +65,8 @@ struct kevent_queue {
 	struct mutex ctl_mutex;
 	unsigned int kevent_num;	/* registered, incl. zombies; ctl_mutex */
 	bool ctl_seen;			/* a CTL or RING_INIT ran: SET_ABI is -EBUSY (A12) */
-	u32 revision;			/* SET_ABI level, 1 until SET_ABI(2) */
+	u32 revision;			/* SET_ABI level, 1 until SET_ABI(2); INFO only */
+	u32 rules;			/* KR_*: what the revision means, tested by name */
 	u32 abi_flags;			/* KEVENT_ABI_* */
 	/* KEVENT_IOC_FAULT: the ADD allocation that fails, counted from 1; 0 none */
 	u64 fault_add;			/* ctl_mutex */
@@ -223,7 +225,7 @@ static void kq_ring_write(struct kevent_queue *q, const struct kevent *k)
 /* D43: a LEVEL kevent just dequeued is checked at the next dequeue. */
 static void kq_level_note(struct kevent_queue *q, struct kevent *k)
 {
-	if (k->revision < 2 || (k->flags & KEV_LEVELQ) ||
+	if (!(k->rules & KR_LEVEL) || (k->flags & KEV_LEVELQ) ||
 	    (k->uk.req_flags & (KEVENT_REQ_LEVEL | KEVENT_REQ_ONESHOT)) != KEVENT_REQ_LEVEL)
 		return;
 	k->flags |= KEV_LEVELQ;
@@ -491,7 +493,7 @@ static void kq_level_check(struct kevent_queue *q)
 /* A dequeue without ctl_mutex: the check takes it only when needed. */
 static void kq_level_check_unlocked(struct kevent_queue *q)
 {
-	if (READ_ONCE(q->revision) < 2 || list_empty_careful(&q->level))
+	if (!(READ_ONCE(q->rules) & KR_LEVEL) || list_empty_careful(&q->level))
 		return;
 	mutex_lock(&q->ctl_mutex);
 	kq_level_check(q);
@@ -504,7 +506,7 @@ static void kq_level_check_unlocked(struct kevent_queue *q)
  */
 static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk)
 {
-	bool typed = q->revision >= 3;
+	bool typed = q->rules & KR_TYPE_KEY;
 	struct kevent *k;
 
 	list_for_each_entry(k, kq_bucket(q, &uk->id), hnode) {
@@ -519,22 +521,24 @@ static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk)
 	return NULL;
 }
 
-/* KEVENT_ABI_STRICT: req_flags bits the queue's revision does not know. */
+/* KEVENT_ABI_STRICT: req_flags bits the queue's rules do not know. */
 static bool kq_req_refused(const struct kevent_queue *q, const struct ukevent *uk)
 {
 	u32 known = KEVENT_REQ_ONESHOT;
 
-	if (q->revision >= 2)
-		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;
+	if (q->rules & KR_ALWAYS_QUEUE)
+		known |= KEVENT_REQ_ALWAYS_QUEUE;
+	if (q->rules & KR_LEVEL)
+		known |= KEVENT_REQ_LEVEL;
 	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
 }
 
-/* D43: LEVEL on a revision-2 queue needs a type that can re-check. */
+/* D43: LEVEL, where it is a rule, needs a type that can re-check. */
 static bool kq_level_refused(const struct kevent_queue *q,
 			     const struct kevent_origin *origin,
 			     const struct ukevent *uk)
 {
-	return q->revision >= 2 && (uk->req_flags & KEVENT_REQ_LEVEL) && !origin->level;
+	return (q->rules & KR_LEVEL) && (uk->req_flags & KEVENT_REQ_LEVEL) && !origin->level;
 }
 
 static void kq_fail(struct ukevent *uk, int err)
@@ -556,13 +560,14 @@ static bool kq_ext_dirty(const struct ukevent_ext *x)
 }
 
 /*
- * D58-D60: what an entry's extension must be for this type.  x is the
- * whole entry of an EXT call (x->ev is uk), NULL for a 40-byte one.
+ * D58-D60: what an entry's extension must be for this type: a type with
+ * a setting needs one, in an EXT entry.  x is the whole entry of an EXT
+ * call (x->ev is uk), NULL for a 40-byte one.
  */
-static int kq_ext_check(u32 type, const struct ukevent_ext *x)
+static int kq_ext_check(const struct kevent_origin *origin, const struct ukevent_ext *x)
 {
-	if (type == KEVENT_POSIX_TIMER)
-		return x ? kevent_ptimer_check(&x->ext.timer) : -EINVAL;
+	if (origin->setting)
+		return x ? origin->setting->check(x) : -EINVAL;
 	return kq_ext_dirty(x) ? -EINVAL : 0;
 }
 
@@ -583,13 +588,13 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk,
 		kq_fail(uk, -EINVAL);
 		return 1;
 	}
-	origin = kevent_origin_get(uk->type, q->revision);
+	origin = kevent_origin_get(uk->type, q->rules);
 	if (!origin) {
-		/* A3; revision 2: D51, take26's -ENOSYS, per entry. */
-		kq_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
+		/* A3; D51: take26's -ENOSYS, per entry. */
+		kq_fail(uk, (q->rules & KR_ENOSYS) ? -ENOSYS : -EINVAL);
 		return 1;
 	}
-	ret = kq_ext_check(uk->type, x);
+	ret = kq_ext_check(origin, x);
 	if (!ret && kq_level_refused(q, origin, uk))
 		ret = -EINVAL;
 	if (ret) {
@@ -605,13 +610,13 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk,
 	INIT_LIST_HEAD(&k->rnode);
 	INIT_LIST_HEAD(&k->lnode);
 	k->q = q;
-	k->revision = q->revision;
+	k->rules = q->rules;
 	k->origin = origin;
 	k->uk = *uk;
 	k->uk.ret_data[0] = 0;	/* an origin's answer starts from {0, 0} */
 	k->uk.ret_data[1] = 0;
-	if (uk->type == KEVENT_POSIX_TIMER)
-		k->ptimer.spec = x->ext.timer;	/* the origin arms it */
+	if (origin->setting)
+		origin->setting->store(k, x);	/* checked; attach() arms it */
 
 	ret = origin->attach(k);
 	if (ret) {
@@ -674,23 +679,21 @@ static void kq_remove_one(struct kevent_queue *q, struct ukevent *uk)
  * D61: a new setting replaces the old; whatever was pending is dropped
  * (the kevent leaves the ready list; a take13 ring slot stays, D4).
  */
-static void kq_ptimer_rearm(struct kevent_queue *q, struct kevent *k,
-			    const struct kevent_timer_spec *ts)
+static void kq_setting_rearm(struct kevent_queue *q, struct kevent *k,
+			     const struct ukevent_ext *x)
 {
 	unsigned long irqflags;
 
-	k->origin->detach(k);	/* the hrtimer is idle after this */
+	k->origin->detach(k);	/* the origin is idle after this */
 	spin_lock_irqsave(&q->ready_lock, irqflags);
 	if (k->flags & KEV_READY) {
 		list_del_init(&k->rnode);
 		q->ready_num--;
 		k->flags &= ~KEV_READY;
 	}
-	k->ptimer.seen = 0;
-	k->ptimer.pending = 0;
-	k->ptimer.armed = false;
+	k->origin->setting->reset(k);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
-	kevent_ptimer_arm(k, ts);
+	k->origin->setting->arm(k, x);
 }
 
 static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
@@ -704,11 +707,10 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	ret = x ? kq_ext_check(k->uk.type, x) : 0;
-	/* D58, D61: a POSIX timer's event is checked before it is replaced. */
-	if (!ret && k->uk.type == KEVENT_POSIX_TIMER && k->revision >= 3 &&
-	    !(uk->event & KEVENT_TIMER_FIRED))
-		ret = -EINVAL;
+	ret = x ? kq_ext_check(k->origin, x) : 0;
+	/* D58, D61: a type may check the new event before it is replaced. */
+	if (!ret && k->origin->modify_check)
+		ret = k->origin->modify_check(k, uk);
 	if (kq_req_refused(q, uk) || kq_level_refused(q, k->origin, uk))
 		ret = -EINVAL;
 	if (ret) {
@@ -731,8 +733,8 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 	k->uk.req_flags = uk->req_flags;
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 
-	if (x && k->uk.type == KEVENT_POSIX_TIMER && k->revision >= 3) {
-		kq_ptimer_rearm(q, k, &x->ext.timer);
+	if (x && k->origin->setting) {
+		kq_setting_rearm(q, k, x);
 		uk->ret_flags = KEVENT_RET_DONE;
 		return;
 	}
@@ -746,7 +748,7 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 /*
  * D49: a matched kevent not on the ready list goes there with DONE and
  * ret_data {0, 0}; one already ready keeps its place and result.  1 when
- * matched.  Revision 3: a user event's triggers merge instead (D62).
+ * matched.  A type that merges triggers (KEVENT_USER, D62) merges instead.
  */
 static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 {
@@ -759,7 +761,7 @@ static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 		uk->ret_flags |= KEVENT_RET_BROKEN;	/* D38: the rest as passed */
 		return 0;
 	}
-	user = k->uk.type == KEVENT_USER && k->revision >= 3;
+	user = k->origin->ready_merges;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
 	if (!(k->flags & (KEV_READY | KEV_ZOMBIE | KEV_DEAD))) {
 		/* D62: a user event carries the trigger's value, one trigger. */
@@ -780,33 +782,21 @@ static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 	return 1;
 }
 
-/* A kevent_timespec from a non-negative ktime. */
-static struct kevent_timespec kq_timespec(ktime_t t)
-{
-	struct timespec64 ts = ktime_to_timespec64(t);
-
-	return (struct kevent_timespec){ .tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec };
-}
-
 /*
- * D61: QUERY of one EXT entry.  A POSIX timer gets its clock, the time
- * left to its next grid point after the clock's reading now ({0, 0} when
- * disarmed or its one expiry passed, else at least 1 ns), its interval,
- * and ret_data[0] = the grid points passed and not delivered; nothing
- * changes.  Another type: -EINVAL.  1 when matched.
+ * D61: QUERY of one EXT entry.  A type with a setting (a POSIX timer)
+ * reports it as it stands now in ext and ret_data[0]; nothing changes.
+ * Another type: -EINVAL.  1 when matched.
  */
 static int kq_query_one(struct kevent_queue *q, struct ukevent_ext *x)
 {
 	struct kevent *k = kq_find(q, &x->ev);
-	struct kevent_timer_spec out = { 0 };
 	unsigned long irqflags;
-	ktime_t now, left = 0;
-	u64 n, count;
+	u32 data0;
 
 	x->ev.ret_flags = KEVENT_RET_DONE | KEVENT_RET_BROKEN;	/* D38 */
 	if (!k)
 		return 0;
-	if (k->uk.type != KEVENT_POSIX_TIMER) {
+	if (!k->origin->setting) {
 		kq_fail(&x->ev, -EINVAL);
 		return 1;
 	}
@@ -815,38 +805,35 @@ static int kq_query_one(struct kevent_queue *q, struct ukevent_ext *x)
 		spin_unlock_irqrestore(&q->ready_lock, irqflags);
 		return 0;
 	}
-	now = hrtimer_cb_get_time(&k->ptimer.hrt);
-	n = kevent_ptimer_index(k, now);
-	count = k->ptimer.pending + (n > k->ptimer.seen ? n - k->ptimer.seen : 0);
+	data0 = k->origin->setting->query(k, x);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
-	if (k->ptimer.armed && !n)
-		left = ktime_sub(k->ptimer.first, now);
-	else if (k->ptimer.armed && k->ptimer.interval)
-		left = ktime_sub(ktime_add_ns(k->ptimer.first, n * k->ptimer.interval), now);
-	out.clock = k->ptimer.spec.clock;
-	out.value = kq_timespec(left);
-	out.interval = k->ptimer.spec.interval;
-	x->ext.timer = out;
 	x->ev.ret_flags = KEVENT_RET_DONE;
-	x->ev.ret_data[0] = (u32)min_t(u64, count, U32_MAX);
+	x->ev.ret_data[0] = data0;
 	x->ev.ret_data[1] = 0;
 	return 1;
 }
 
 /*
  * D25, D60: the whole-call checks on the header, before the array is
- * read.  KEVENT_CTL_EXT and QUERY need a revision-3 queue, QUERY needs
- * EXT entries.
+ * read.  KEVENT_CTL_EXT and QUERY need their rules (revision 3), QUERY
+ * needs EXT entries.
  */
-static int kq_ctl_header(const struct kevent_ctl_ext_arg *a, u32 revision)
+static int kq_ctl_header(const struct kevent_ctl_ext_arg *a, u32 rules)
 {
+	/* The rule a command needs: without it the command is unknown (D25). */
+	static const u32 cmd_rule[] = {
+		[KEVENT_CTL_ADD] = 0,
+		[KEVENT_CTL_REMOVE] = 0,
+		[KEVENT_CTL_MODIFY] = 0,
+		[KEVENT_CTL_READY] = KR_READY,
+		[KEVENT_CTL_QUERY] = KR_QUERY,
+	};
 	bool ext = a->ioc_flags & KEVENT_CTL_EXT;
-	u32 last_cmd = revision >= 3 ? KEVENT_CTL_QUERY :
-		       revision >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
 
-	if ((a->ioc_flags & ~KEVENT_CTL_IOC_FLAGS) || a->__pad || (ext && revision < 3))
+	if ((a->ioc_flags & ~KEVENT_CTL_IOC_FLAGS) || a->__pad || (ext && !(rules & KR_EXT)))
 		return -EINVAL;
-	if (a->cmd > last_cmd || a->num > KEVENT_MAX_EVENTS)
+	if (a->cmd >= ARRAY_SIZE(cmd_rule) || (cmd_rule[a->cmd] & ~rules) ||
+	    a->num > KEVENT_MAX_EVENTS)
 		return -EINVAL;
 	if (a->cmd == KEVENT_CTL_QUERY && !ext)
 		return -EINVAL;
@@ -857,9 +844,15 @@ static int kq_ctl_header(const struct kevent_ctl_ext_arg *a, u32 revision)
  * D60 for REMOVE and READY: they read no setting, and an entry of a type
  * without one must carry a zero ext (the entry's type: matched or not).
  */
-static bool kq_ext_refused(const struct ukevent *uk, const struct ukevent_ext *x)
+static bool kq_ext_refused(const struct kevent_queue *q, const struct ukevent *uk,
+			   const struct ukevent_ext *x)
 {
-	return uk->type != KEVENT_POSIX_TIMER && kq_ext_dirty(x);
+	const struct kevent_origin *origin;
+
+	if (!kq_ext_dirty(x))
+		return false;
+	origin = kevent_origin_get(uk->type, q->rules);
+	return !origin || !origin->setting;
 }
 
 /*
@@ -889,7 +882,7 @@ static long kq_ctl_entries(struct kevent_queue *q, u32 cmd, u32 num, void *buf,
 			ret = *n;
 			break;
 		case KEVENT_CTL_REMOVE:
-			if (kq_ext_refused(uk, x))
+			if (kq_ext_refused(q, uk, x))
 				kq_fail(uk, -EINVAL);
 			else
 				kq_remove_one(q, uk);
@@ -898,7 +891,7 @@ static long kq_ctl_entries(struct kevent_queue *q, u32 cmd, u32 num, void *buf,
 			kq_modify_one(q, uk, x);
 			break;
 		case KEVENT_CTL_READY:
-			if (kq_ext_refused(uk, x))
+			if (kq_ext_refused(q, uk, x))
 				kq_fail(uk, -EINVAL);
 			else
 				ret += kq_ready_one(q, uk);
@@ -922,7 +915,7 @@ static long kq_ctl(struct kevent_queue *q, const struct kevent_ctl_ext_arg *a,
 	long ret;
 	int uerr;
 
-	ret = kq_ctl_header(a, READ_ONCE(q->revision));
+	ret = kq_ctl_header(a, READ_ONCE(q->rules));
 	if (ret)
 		return ret;
 	uerr = kevent_uaddr(a->events, compat, &uarr);
@@ -1103,8 +1096,8 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	if (a->ioc_flags & ~KEVENT_GET_IOC_FLAGS)
 		return -EINVAL;
 	if (a->ioc_flags & KEVENT_GET_TIMESPEC) {
-		/* Revision 2 only; the ns field must then be 0. */
-		if (READ_ONCE(q->revision) < 2 || a->timeout_ns)
+		/* D48 only; the ns field must then be 0. */
+		if (!(READ_ONCE(q->rules) & KR_TIMESPEC) || a->timeout_ns)
 			return -EINVAL;
 		ret = kq_deadline_ts(&dl, &a->timeout_ts, a->flags, &now);
 		if (ret)
@@ -1463,6 +1456,8 @@ out:
 
 static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usize)
 {
+	u32 rules;
+
 	memset(info, 0, sizeof(*info));
 	info->size = min(usize, sizeof(*info));
 	info->abi_revision = KQ_REV_HIGHEST;
@@ -1471,8 +1466,6 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	info->features = KEVENT_FEAT_RING_MMAP | KEVENT_FEAT_FD_ORIGINS |
 			 KEVENT_FEAT_STRICT | KEVENT_FEAT_URING |
 			 (fault_inject ? KEVENT_FEAT_FAULT_INJECT : 0);
-	info->supported_types = BIT(KEVENT_TIMER) | BIT(KEVENT_POLL) |
-				BIT(KEVENT_SOCKET) | BIT(KEVENT_INODE);
 	info->ukevent_size = sizeof(struct ukevent);
 	info->mukevent_size = sizeof(struct mukevent);
 	info->ring_page_size = KEVENT_RING_PAGE_SIZE;
@@ -1494,6 +1487,7 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	/* The ring words under ctl_mutex: one consistent view. */
 	mutex_lock(&q->ctl_mutex);
 	info->queue_revision = q->revision;
+	rules = q->rules;
 	info->queue_abi_flags = q->abi_flags;
 	info->ring_num = q->ring_num;
 	info->ring_kidx = q->ring_kidx;
@@ -1501,29 +1495,28 @@ static void kq_info(struct kevent_queue *q, struct kevent_info *info, size_t usi
 	info->ring_over = q->ring_over;
 	info->ring_faults = q->ring_faults;
 	mutex_unlock(&q->ctl_mutex);
-	/* D64: the revision-3 types and features, on revision-3 queues only. */
-	if (info->queue_revision >= 3) {
-		info->supported_types |= BIT(KEVENT_POSIX_TIMER) | BIT(KEVENT_USER);
-		info->features |= KEVENT_FEAT_POSIX_TIMER | KEVENT_FEAT_USER;
-	}
+	/* D64: a type of a later revision, and its feature, where its rule is. */
+	info->supported_types = kevent_origin_types(rules, &info->features);
 }
 
 static long kq_set_abi(struct kevent_queue *q, const struct kevent_set_abi *a)
 {
 	long ret = 0;
+	u32 rules;
 
 	/* A12: every revision served, abi_lowest .. INFO's abi_revision. */
-	if (a->revision < KEVENT_ABI_REVISION_LOWEST || a->revision > KQ_REV_HIGHEST ||
+	if (kevent_rules_of(a->revision, &rules) ||
 	    (a->flags & ~KEVENT_ABI_FLAGS) || a->__reserved)
 		return -EINVAL;
 	/* D47: the EINTR opt-in is a revision-2 rule. */
-	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
+	if ((a->flags & KEVENT_ABI_EINTR) && !(rules & KR_EINTR))
 		return -EINVAL;
 	mutex_lock(&q->ctl_mutex);
 	if (q->ctl_seen) {
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(q->revision, a->revision);
+		WRITE_ONCE(q->rules, rules);
 		WRITE_ONCE(q->abi_flags, a->flags);
 	}
 	mutex_unlock(&q->ctl_mutex);
@@ -1542,6 +1535,46 @@ static long kq_fault(struct kevent_queue *q, const struct kevent_fault *a)
 
 /* ---- ioctl dispatch (D24) ---------------------------------------------- */
 
+/* Every argument struct the table copies in, and INFO's output. */
+union kevent_ioc_arg {
+	struct kevent_info info;
+	struct kevent_ctl_ext_arg ctl;	/* VER0 fields + D60's tail */
+	struct kevent_get_events_arg get;
+	struct kevent_set_abi set_abi;
+	struct kevent_fault fault;
+	struct kevent_ring_init ring_init;
+	struct kevent_wait_arg wait;
+	struct kevent_commit_arg commit;
+	struct kevent_drain drain;	/* KEVENT_IOC_DRAIN */
+};
+
+/* One ioctl call, as its handler sees it: the argument is copied in. */
+struct kevent_ioc_call {
+	struct file *file;
+	struct kevent_queue *q;
+	void __user *uarg;
+	size_t usize;			/* _IOC_SIZE: the caller's struct size */
+	bool compat;
+	union kevent_ioc_arg *a;
+};
+
+/*
+ * A row per ioctl number.  The dispatcher applies the row in the order the
+ * ABI fixes (D24, D40): an unknown number, a test-only one without
+ * fault_inject or one whose rule the queue lacks is -ENOTTY before any
+ * check of the size; then the direction, VER0 and KEVENT_IOC_ARG_MAX; then
+ * a _IOC_WRITE argument is copied in (copy_struct_from_user: a larger
+ * caller's tail must be zero).
+ */
+struct kevent_ioc {
+	unsigned int dir;		/* _IOC_READ or _IOC_WRITE */
+	size_t ver0;			/* the smallest size accepted */
+	size_t ksize;			/* what this module knows (copied in) */
+	u32 rule;			/* KR_*: unknown without it (D40); 0 any */
+	bool test_only;			/* answered with fault_inject only */
+	long (*handler)(const struct kevent_ioc_call *c);
+};
+
 static int kevent_arg_size(unsigned int cmd, unsigned int dir, size_t ver0)
 {
 	size_t usize = _IOC_SIZE(cmd);
@@ -1555,140 +1588,136 @@ static int kevent_arg_size(unsigned int cmd, unsigned int dir, size_t ver0)
 	return 0;
 }
 
-/*
- * D40: on a revision-1 queue the revision-2 numbers are unknown (-ENOTTY,
- * before any wrapper check), exactly what they got before revision 2.
- */
-static bool kq_rev2_only(struct kevent_queue *q)
+static long kevent_ioc_info(const struct kevent_ioc_call *c)
 {
-	return READ_ONCE(q->revision) >= 2;
+	struct kevent_info *info = &c->a->info;
+
+	/* copy_struct_to_user: an older caller gets its own size. */
+	kq_info(c->q, info, c->usize);
+	if (copy_to_user(c->uarg, info, info->size))
+		return -EFAULT;
+	/* A newer caller's fields beyond ours read as zero. */
+	if (c->usize > sizeof(*info) &&
+	    clear_user(c->uarg + sizeof(*info), c->usize - sizeof(*info)))
+		return -EFAULT;
+	return 0;
 }
+
+static long kevent_ioc_ctl(const struct kevent_ioc_call *c)
+{
+	return kq_ctl(c->q, &c->a->ctl, c->compat);
+}
+
+static long kevent_ioc_get_events(const struct kevent_ioc_call *c)
+{
+	/* 2.3 rule 6, D48: the timespec needs the VER1 field. */
+	if ((c->a->get.ioc_flags & KEVENT_GET_TIMESPEC) &&
+	    c->usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1)
+		return -EINVAL;
+	return kq_get_events(c->q, c->file, &c->a->get, c->compat);
+}
+
+static long kevent_ioc_set_abi(const struct kevent_ioc_call *c)
+{
+	return kq_set_abi(c->q, &c->a->set_abi);
+}
+
+static long kevent_ioc_fault(const struct kevent_ioc_call *c)
+{
+	return kq_fault(c->q, &c->a->fault);
+}
+
+static long kevent_ioc_ring_init(const struct kevent_ioc_call *c)
+{
+	return kq_ring_init(c->q, &c->a->ring_init, c->compat);
+}
+
+static long kevent_ioc_wait(const struct kevent_ioc_call *c)
+{
+	return kq_wait_ring(c->q, c->file, &c->a->wait);
+}
+
+static long kevent_ioc_commit(const struct kevent_ioc_call *c)
+{
+	return kq_commit(c->q, &c->a->commit);
+}
+
+/* ---- begin KEVENT_IOC_DRAIN (tests only) ---- */
+static long kevent_ioc_drain(const struct kevent_ioc_call *c)
+{
+	if (c->a->drain.__reserved)
+		return -EINVAL;
+	/* A wake-up queues the poll re-check on kevent_wq: run what is queued. */
+	flush_workqueue(kevent_wq);
+	return 0;
+}
+/* ---- end KEVENT_IOC_DRAIN ---- */
+
+#define KEVENT_IOC(d, name, type, r, t, fn) {				\
+	.dir = (d), .ver0 = KEVENT_##name##_SIZE_VER0,			\
+	.ksize = sizeof(type), .rule = (r), .test_only = (t),		\
+	.handler = (fn) }
+
+/*
+ * KEVENT_IOC_RING_SHM has no row: it is CUSE's (the module maps for
+ * real), so here it is unknown like any number without one.
+ */
+static const struct kevent_ioc kevent_iocs[] = {
+	[KEVENT_IOC_NR_INFO] = KEVENT_IOC(_IOC_READ, INFO, struct kevent_info,
+					  0, false, kevent_ioc_info),
+	/* D60: KEVENT_IOC_CTL_EXT is the VER1 size of the same number. */
+	[KEVENT_IOC_NR_CTL] = KEVENT_IOC(_IOC_WRITE, CTL_ARG, struct kevent_ctl_ext_arg,
+					 0, false, kevent_ioc_ctl),
+	[KEVENT_IOC_NR_GET_EVENTS] = KEVENT_IOC(_IOC_WRITE, GET_EVENTS_ARG,
+						struct kevent_get_events_arg,
+						0, false, kevent_ioc_get_events),
+	[KEVENT_IOC_NR_SET_ABI] = KEVENT_IOC(_IOC_WRITE, SET_ABI, struct kevent_set_abi,
+					     0, false, kevent_ioc_set_abi),
+	[KEVENT_IOC_NR_FAULT] = KEVENT_IOC(_IOC_WRITE, FAULT, struct kevent_fault,
+					   0, true, kevent_ioc_fault),
+	[KEVENT_IOC_NR_RING_INIT] = KEVENT_IOC(_IOC_WRITE, RING_INIT, struct kevent_ring_init,
+					       KR_RING, false, kevent_ioc_ring_init),
+	[KEVENT_IOC_NR_WAIT] = KEVENT_IOC(_IOC_WRITE, WAIT_ARG, struct kevent_wait_arg,
+					  KR_RING, false, kevent_ioc_wait),
+	[KEVENT_IOC_NR_COMMIT] = KEVENT_IOC(_IOC_WRITE, COMMIT_ARG, struct kevent_commit_arg,
+					    KR_RING, false, kevent_ioc_commit),
+	/* ---- begin KEVENT_IOC_DRAIN (tests only) ---- */
+	[KEVENT_IOC_NR_DRAIN] = KEVENT_IOC(_IOC_WRITE, DRAIN, struct kevent_drain,
+					   0, true, kevent_ioc_drain),
+	/* ---- end KEVENT_IOC_DRAIN ---- */
+};
 
 static long kevent_do_ioctl(struct file *file, unsigned int cmd,
 			    void __user *uarg, bool compat)
 {
 	struct kevent_queue *q = file->private_data;
-	size_t usize = _IOC_SIZE(cmd);
-	union {
-		struct kevent_info info;
-		struct kevent_ctl_ext_arg ctl;	/* VER0 fields + D60's tail */
-		struct kevent_get_events_arg get;
-		struct kevent_set_abi set_abi;
-		struct kevent_fault fault;
-		struct kevent_ring_init ring_init;
-		struct kevent_wait_arg wait;
-		struct kevent_commit_arg commit;
-		struct kevent_drain drain;	/* KEVENT_IOC_DRAIN */
-	} a;
+	const struct kevent_ioc *ioc;
+	union kevent_ioc_arg a;
+	struct kevent_ioc_call c = {
+		.file = file, .q = q, .uarg = uarg, .usize = _IOC_SIZE(cmd),
+		.compat = compat, .a = &a,
+	};
+	unsigned int nr = _IOC_NR(cmd);
 	int ret;
 
-	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != KEVENT_IOC_MAGIC || nr >= ARRAY_SIZE(kevent_iocs))
 		return -ENOTTY;
-
-	switch (_IOC_NR(cmd)) {
-	case KEVENT_IOC_NR_INFO:
-		ret = kevent_arg_size(cmd, _IOC_READ, KEVENT_INFO_SIZE_VER0);
-		if (ret)
-			return ret;
-		/* copy_struct_to_user: an older caller gets its own size. */
-		kq_info(q, &a.info, usize);
-		if (copy_to_user(uarg, &a.info, a.info.size))
-			return -EFAULT;
-		/* A newer caller's fields beyond ours read as zero. */
-		if (usize > sizeof(a.info) &&
-		    clear_user(uarg + sizeof(a.info), usize - sizeof(a.info)))
-			return -EFAULT;
-		return 0;
-
-	case KEVENT_IOC_NR_CTL:
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_CTL_ARG_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.ctl, sizeof(a.ctl), uarg, usize);
-		if (ret)
-			return ret;
-		return kq_ctl(q, &a.ctl, compat);
-
-	case KEVENT_IOC_NR_GET_EVENTS:
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_GET_EVENTS_ARG_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.get, sizeof(a.get), uarg, usize);
-		if (ret)
-			return ret;
-		/* 2.3 rule 6, D48: the timespec needs the VER1 field. */
-		if ((a.get.ioc_flags & KEVENT_GET_TIMESPEC) &&
-		    usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1)
-			return -EINVAL;
-		return kq_get_events(q, file, &a.get, compat);
-
-	case KEVENT_IOC_NR_SET_ABI:
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_SET_ABI_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.set_abi, sizeof(a.set_abi),
-						    uarg, usize);
-		if (ret)
-			return ret;
-		return kq_set_abi(q, &a.set_abi);
-
-	case KEVENT_IOC_NR_FAULT:
-		if (!fault_inject)
-			return -ENOTTY;
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_FAULT_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.fault, sizeof(a.fault), uarg, usize);
-		if (ret)
-			return ret;
-		return kq_fault(q, &a.fault);
-
-	case KEVENT_IOC_NR_RING_INIT:
-		if (!kq_rev2_only(q))
-			return -ENOTTY;
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_RING_INIT_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.ring_init, sizeof(a.ring_init),
-						    uarg, usize);
-		if (ret)
-			return ret;
-		return kq_ring_init(q, &a.ring_init, compat);
-
-	case KEVENT_IOC_NR_WAIT:
-		if (!kq_rev2_only(q))
-			return -ENOTTY;
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_WAIT_ARG_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.wait, sizeof(a.wait), uarg, usize);
-		if (ret)
-			return ret;
-		return kq_wait_ring(q, file, &a.wait);
-
-	case KEVENT_IOC_NR_COMMIT:
-		if (!kq_rev2_only(q))
-			return -ENOTTY;
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_COMMIT_ARG_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.commit, sizeof(a.commit), uarg, usize);
-		if (ret)
-			return ret;
-		return kq_commit(q, &a.commit);
-	/* ---- begin KEVENT_IOC_DRAIN (tests only) ---- */
-	case KEVENT_IOC_NR_DRAIN:
-		/* A wake-up queues the poll re-check on kevent_wq: run what is queued. */
-		if (!fault_inject)
-			return -ENOTTY;
-		ret = kevent_arg_size(cmd, _IOC_WRITE, KEVENT_DRAIN_SIZE_VER0);
-		if (!ret)
-			ret = copy_struct_from_user(&a.drain, sizeof(a.drain), uarg, usize);
-		if (ret)
-			return ret;
-		if (a.drain.__reserved)
-			return -EINVAL;
-		flush_workqueue(kevent_wq);
-		return 0;
-	/* ---- end KEVENT_IOC_DRAIN ---- */
-
-	case KEVENT_IOC_NR_RING_SHM:	/* CUSE only: the module maps for real */
-	default:
+	/* The caller picks the row, and the row a function pointer. */
+	ioc = &kevent_iocs[array_index_nospec(nr, ARRAY_SIZE(kevent_iocs))];
+	if (!ioc->handler || (ioc->test_only && !fault_inject))
 		return -ENOTTY;
+	/* D40: a number whose rule the queue lacks is unknown there. */
+	if (ioc->rule && !(READ_ONCE(q->rules) & ioc->rule))
+		return -ENOTTY;
+	ret = kevent_arg_size(cmd, ioc->dir, ioc->ver0);
+	if (ret)
+		return ret;
+	if (ioc->dir == _IOC_WRITE) {
+		ret = copy_struct_from_user(&a, ioc->ksize, uarg, c.usize);
+		if (ret)
+			return ret;
 	}
+	return ioc->handler(&c);
 }
 
 static long kevent_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -1783,6 +1812,7 @@ static int kevent_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&q->level);
 	INIT_LIST_HEAD(&q->waiters);
 	q->revision = 1;	/* until SET_ABI: every 2006 program */
+	q->rules = 0;		/* revision 1's row (kevent_rules.c) */
 	init_waitqueue_head(&q->poll_wq);
 	/* A10: every ring page exists from open (order-0, not slab). */
 	for (i = 0; i < KEVENT_RING_PAGES; i++) {

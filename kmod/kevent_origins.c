@@ -30,6 +30,7 @@
 #include <linux/net.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
+#include <linux/nospec.h>
 #include <net/sock.h>
 #include <uapi/linux/magic.h>
 
@@ -138,7 +139,7 @@ static bool kevent_ts_valid(const struct kevent_timespec *ts)
 	return !ts->__pad && ts->tv_sec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
 }
 
-int kevent_ptimer_check(const struct kevent_timer_spec *ts)
+static int kevent_ptimer_check(const struct kevent_timer_spec *ts)
 {
 	u64 iv;
 
@@ -161,7 +162,7 @@ int kevent_ptimer_check(const struct kevent_timer_spec *ts)
  * timer to CLOCK_MONOTONIC, so only an ABSTIME realtime grid moves when
  * the clock is set (D58); the grid's origin is read from that same base.
  */
-int kevent_ptimer_arm(struct kevent *k, const struct kevent_timer_spec *ts)
+static int kevent_ptimer_arm(struct kevent *k, const struct kevent_timer_spec *ts)
 {
 	bool abs = ts->flags & KEVENT_TIMER_ABSTIME;
 	ktime_t value = ktime_set(ts->value.tv_sec, ts->value.tv_nsec);
@@ -216,8 +217,84 @@ static void kevent_ptimer_undeliver(struct kevent *k, const struct ukevent *out)
 	k->ptimer.pending += out->ret_data[0];
 }
 
+static int kevent_ptimer_ext_check(const struct ukevent_ext *x)
+{
+	return kevent_ptimer_check(&x->ext.timer);
+}
+
+/* ADD: kevent_ptimer_attach() arms what is stored here. */
+static void kevent_ptimer_store(struct kevent *k, const struct ukevent_ext *x)
+{
+	k->ptimer.spec = x->ext.timer;
+}
+
+/* D61: the hrtimer is idle; what it counted and did not deliver goes. */
+static void kevent_ptimer_reset(struct kevent *k)
+{
+	k->ptimer.seen = 0;
+	k->ptimer.pending = 0;
+	k->ptimer.armed = false;
+}
+
+static void kevent_ptimer_rearm(struct kevent *k, const struct ukevent_ext *x)
+{
+	kevent_ptimer_arm(k, &x->ext.timer);
+}
+
+/* A kevent_timespec from a non-negative ktime. */
+static struct kevent_timespec kevent_ts_of(ktime_t t)
+{
+	struct timespec64 ts = ktime_to_timespec64(t);
+
+	return (struct kevent_timespec){ .tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec };
+}
+
+/*
+ * D61: the clock, the time left to the next grid point after the clock's
+ * reading now ({0, 0} when disarmed or its one expiry passed, else at
+ * least 1 ns), the interval; returns the grid points passed and not
+ * delivered.
+ */
+static u32 kevent_ptimer_query(struct kevent *k, struct ukevent_ext *x)
+{
+	struct kevent_timer_spec out = { 0 };
+	ktime_t now, left = 0;
+	u64 n, count;
+
+	now = hrtimer_cb_get_time(&k->ptimer.hrt);
+	n = kevent_ptimer_index(k, now);
+	count = k->ptimer.pending + (n > k->ptimer.seen ? n - k->ptimer.seen : 0);
+	if (k->ptimer.armed && !n)
+		left = ktime_sub(k->ptimer.first, now);
+	else if (k->ptimer.armed && k->ptimer.interval)
+		left = ktime_sub(ktime_add_ns(k->ptimer.first, n * k->ptimer.interval), now);
+	out.clock = k->ptimer.spec.clock;
+	out.value = kevent_ts_of(left);
+	out.interval = k->ptimer.spec.interval;
+	x->ext.timer = out;
+	return (u32)min_t(u64, count, U32_MAX);
+}
+
+/* D58, D61: a POSIX timer needs FIRED; checked before it is replaced. */
+static int kevent_ptimer_modify_check(const struct kevent *k, const struct ukevent *uk)
+{
+	return (uk->event & KEVENT_TIMER_FIRED) ? 0 : -EINVAL;
+}
+
+static const struct kevent_setting_ops kevent_ptimer_setting = {
+	.check = kevent_ptimer_ext_check,
+	.store = kevent_ptimer_store,
+	.reset = kevent_ptimer_reset,
+	.arm = kevent_ptimer_rearm,
+	.query = kevent_ptimer_query,
+};
+
 static const struct kevent_origin kevent_ptimer_origin = {
 	.name = "posix_timer",
+	.rule = KR_POSIX_TIMER,
+	.feature = KEVENT_FEAT_POSIX_TIMER,
+	.setting = &kevent_ptimer_setting,
+	.modify_check = kevent_ptimer_modify_check,
 	.attach = kevent_ptimer_attach,
 	.modify = kevent_ptimer_modify,
 	.detach = kevent_ptimer_detach,
@@ -260,6 +337,9 @@ static void kevent_user_undeliver(struct kevent *k, const struct ukevent *out)
 
 static const struct kevent_origin kevent_user_origin = {
 	.name = "user",
+	.rule = KR_USER,
+	.feature = KEVENT_FEAT_USER,
+	.ready_merges = true,
 	.attach = kevent_user_attach,
 	.modify = kevent_user_modify,
 	.detach = kevent_user_detach,
@@ -309,14 +389,14 @@ static_assert(KEVENT_POLL_POLLIN == (__force u32)EPOLLIN &&
 	      KEVENT_POLL_POLLRDHUP == (__force u32)EPOLLRDHUP);
 
 /*
- * The event bits k can report: abi.md D52, POLLRDHUP (take28) is a
- * revision-2 bit, never reported on revision 1.
+ * The event bits k can report: abi.md D52, POLLRDHUP (take28) is reported
+ * only under its rule (revision 2), never on revision 1.
  */
 static u32 kevent_poll_event(const struct kevent *k)
 {
 	u32 ev = k->uk.event;
 
-	return k->revision >= 2 ? ev : ev & ~KEVENT_POLL_POLLRDHUP;
+	return (k->rules & KR_POLLRDHUP) ? ev : ev & ~KEVENT_POLL_POLLRDHUP;
 }
 
 /* Kernel poll bits that make k interesting, from its event mask. */
@@ -372,7 +452,7 @@ static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
 	if (mask & (EPOLLOUT | EPOLLWRNORM))
 		bits |= KEVENT_SOCKET_SEND;
 	if (mask & EPOLLRDHUP)
-		bits |= KEVENT_POLL_POLLRDHUP;	/* D52: in ev on revision 2 only */
+		bits |= KEVENT_POLL_POLLRDHUP;	/* D52: in ev under KR_POLLRDHUP only */
 	*data0 = bits & ev;
 	return 0;
 }
@@ -654,25 +734,41 @@ static const struct kevent_origin kevent_socket_origin = {
 	.level = kevent_fd_level,
 };
 
-const struct kevent_origin *kevent_origin_get(u32 type, u32 revision)
+/* Each type this module serves; a hole (NAIO and AIO: A3) has none. */
+static const struct kevent_origin *const kevent_types[KEVENT_MAX] = {
+	[KEVENT_SOCKET] = &kevent_socket_origin,
+	[KEVENT_INODE] = &kevent_inode_origin,
+	[KEVENT_TIMER] = &kevent_timer_origin,
+	[KEVENT_POLL] = &kevent_poll_origin,
+	[KEVENT_POSIX_TIMER] = &kevent_ptimer_origin,
+	[KEVENT_USER] = &kevent_user_origin,
+};
+
+const struct kevent_origin *kevent_origin_get(u32 type, u32 rules)
 {
-	switch (type) {
-	case KEVENT_POSIX_TIMER:
-		return revision >= 3 ? &kevent_ptimer_origin : NULL;
-	case KEVENT_USER:
-		return revision >= 3 ? &kevent_user_origin : NULL;
-	case KEVENT_TIMER:
-		return &kevent_timer_origin;
-	case KEVENT_POLL:
-		return &kevent_poll_origin;
-	case KEVENT_SOCKET:
-		return &kevent_socket_origin;
-	case KEVENT_INODE:
-		return &kevent_inode_origin;
-	default:
-		/* NAIO and AIO are reserved (A3). */
+	const struct kevent_origin *o;
+
+	if (type >= ARRAY_SIZE(kevent_types))
 		return NULL;
+	/* The caller picks the row: no speculative load past the table. */
+	o = kevent_types[array_index_nospec(type, ARRAY_SIZE(kevent_types))];
+	/* D64: a type of a later revision is unknown, as before it existed. */
+	return o && !(o->rule & ~rules) ? o : NULL;
+}
+
+u32 kevent_origin_types(u32 rules, u32 *features)
+{
+	const struct kevent_origin *o;
+	u32 type, types = 0;
+
+	for (type = 0; type < ARRAY_SIZE(kevent_types); type++) {
+		o = kevent_origin_get(type, rules);
+		if (o) {
+			types |= BIT(type);
+			*features |= o->feature;
+		}
 	}
+	return types;
 }
 
 int kevent_origins_init(void)

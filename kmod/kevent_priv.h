@@ -18,6 +18,8 @@
 #include <linux/math64.h>
 #include <linux/kevent.h>
 
+#include "kevent_rules.h"
+
 #define KEVENT_HASH_BITS	8	/* take13: 256 buckets on id.raw[0] */
 
 /*
@@ -37,8 +39,40 @@
 struct kevent_queue;
 struct kevent;
 
+/*
+ * D58-D61: a type whose EXT entries carry a setting (the POSIX timer).
+ * check: ADD and MODIFY, before anything changes.  store: ADD, before
+ * attach() arms it.  reset: a MODIFY with a new setting, the origin
+ * detached, ready_lock held: drop what is pending.  arm: after reset, the
+ * new setting.  query: ready_lock held, fill x->ext from the state now
+ * and return QUERY's ret_data[0], changing nothing.
+ */
+struct kevent_setting_ops {
+	int (*check)(const struct ukevent_ext *x);
+	void (*store)(struct kevent *k, const struct ukevent_ext *x);
+	void (*reset)(struct kevent *k);
+	void (*arm)(struct kevent *k, const struct ukevent_ext *x);
+	u32 (*query)(struct kevent *k, struct ukevent_ext *x);
+};
+
+/*
+ * One per type (kevent_types[] in kevent_origins.c): what the queue asks
+ * of a type goes through here, so CTL, INFO and the dispatch name no type.
+ */
 struct kevent_origin {
 	const char *name;
+	u32 rule;			/* KR_*: the type exists only under it; 0 always */
+	u32 feature;			/* KEVENT_FEAT_* INFO reports with the type (D64) */
+	/* D60: NULL, an EXT entry's ext must be all zero (a 40-byte one is fine). */
+	const struct kevent_setting_ops *setting;
+	/* D62: READY merges a trigger into a pending result, not just marks it. */
+	bool ready_merges;
+	/*
+	 * MODIFY, before the new event and req_flags replace the old ones
+	 * (D58, D61): 0 or -errno (the entry fails, nothing changes).  NULL:
+	 * no check of its own.
+	 */
+	int (*modify_check)(const struct kevent *k, const struct ukevent *uk);
 	/*
 	 * ADD: 0 registered and waiting; 1 ready now (k->uk.ret_data filled,
 	 * the kevent is not kept and detach() is not called); <0 -errno.
@@ -78,7 +112,7 @@ struct kevent {
 	struct list_head rnode;		/* queue->ready or ->zombies, ready_lock */
 	struct list_head lnode;		/* queue->level (KEV_LEVELQ), ready_lock */
 	struct kevent_queue *q;
-	u32 revision;			/* the queue's, fixed before its first ADD */
+	u32 rules;			/* KR_*: the queue's, fixed before its first ADD */
 	const struct kevent_origin *origin;
 	struct ukevent uk;		/* ret_* under ready_lock once registered */
 	unsigned int flags;		/* KEV_*, ready_lock */
@@ -129,10 +163,10 @@ struct kevent_stats {
 };
 extern struct kevent_stats kevent_stats;
 
-/* D42: ALWAYS_QUEUE is a revision-2 request flag (unknown on revision 1). */
+/* D42: ALWAYS_QUEUE is a request flag only where the rule is (revision 2). */
 static inline bool kevent_always_queue(const struct kevent *k)
 {
-	return k->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
+	return (k->rules & KR_ALWAYS_QUEUE) && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
 }
 
 extern struct workqueue_struct *kevent_wq;
@@ -163,12 +197,11 @@ static inline u64 kevent_ptimer_index(const struct kevent *k, ktime_t now)
 	return div64_u64(ktime_sub(now, p->first), p->interval) + 1;
 }
 
-/* The types a queue of this revision may register (A3, D51, D64). */
-const struct kevent_origin *kevent_origin_get(u32 type, u32 revision);
+/* The types a queue with these rules may register (A3, D51, D64). */
+const struct kevent_origin *kevent_origin_get(u32 type, u32 rules);
+/* INFO (D64): those types as a bit set, their features added to *features. */
+u32 kevent_origin_types(u32 rules, u32 *features);
 
-/* D59: a valid setting, and what it arms (ADD, MODIFY with an EXT entry). */
-int kevent_ptimer_check(const struct kevent_timer_spec *ts);
-int kevent_ptimer_arm(struct kevent *k, const struct kevent_timer_spec *ts);
 /* design.md B3: fd kinds whose poll could wait on a client-run server. */
 bool kevent_file_refused(struct file *f);
 
