@@ -96,11 +96,6 @@ static void plan_add(struct kdisp_range *v, unsigned int *n, __u64 addr, __u64 l
 		v[(*n)++] = (struct kdisp_range){ addr, len };
 }
 
-static unsigned int rev_of(const struct kqueue *q)
-{
-	return __atomic_load_n(&q->revision, __ATOMIC_RELAXED);
-}
-
 static __u64 realtime_ns(void)
 {
 	struct timespec ts;
@@ -154,7 +149,7 @@ static int plan_ctl_ext(const struct kqueue *q, const struct kevent_ctl_ext_arg 
 {
 	if ((a->ioc_flags & ~(__u32)KEVENT_CTL_IOC_FLAGS) || a->__pad)
 		return -EINVAL;
-	if ((a->ioc_flags & KEVENT_CTL_EXT) && rev_of(q) < 3)
+	if ((a->ioc_flags & KEVENT_CTL_EXT) && !kq_rule(q, KR_EXT))
 		return -EINVAL;
 	if (a->cmd == KEVENT_CTL_QUERY && !(a->ioc_flags & KEVENT_CTL_EXT))
 		return -EINVAL;
@@ -163,11 +158,9 @@ static int plan_ctl_ext(const struct kqueue *q, const struct kevent_ctl_ext_arg 
 
 static __u32 last_cmd_of(const struct kqueue *q)
 {
-	unsigned int rev = rev_of(q);
-
-	if (rev >= 3)
+	if (kq_rule(q, KR_QUERY))
 		return KEVENT_CTL_QUERY;	/* D61 */
-	return rev >= 2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;	/* D49 */
+	return kq_rule(q, KR_READY) ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;	/* D49 */
 }
 
 static int plan_ctl(struct kqueue *q, struct kdisp_plan *plan)
@@ -216,7 +209,7 @@ static int plan_get_timeout(const struct kqueue *q, struct kdisp_plan *plan)
 
 	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC))
 		return ts_zero(&a->timeout_ts) ? 0 : -E2BIG;
-	if (rev_of(q) < 2 || _IOC_SIZE(plan->cmd) < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
+	if (!kq_rule(q, KR_TIMESPEC) || _IOC_SIZE(plan->cmd) < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
 	    a->timeout_ns)
 		return -EINVAL;
 	err = timeout_of(q, &a->timeout_ts, a->flags, &plan->timeout_ns, &plan->rt_deadline);
@@ -225,16 +218,16 @@ static int plan_get_timeout(const struct kqueue *q, struct kdisp_plan *plan)
 	return err;
 }
 
-/* Revision-2 calls: -EINVAL on a revision-1 queue (D40). */
-static int plan_rev2(const struct kqueue *q)
+/* The ring calls: -EINVAL on a queue without the ring's rules (D40). */
+static int plan_ring(const struct kqueue *q)
 {
-	return rev_of(q) < 2 ? -EINVAL : 0;
+	return kq_rule(q, KR_RING) ? 0 : -EINVAL;
 }
 
 static int plan_ring_init(const struct kqueue *q, const struct kdisp_plan *plan)
 {
 	const struct kevent_ring_init *a = &plan->arg.ring_init;
-	int err = plan_rev2(q);
+	int err = plan_ring(q);
 
 	if (err)
 		return err;
@@ -255,7 +248,7 @@ static int plan_ring_init(const struct kqueue *q, const struct kdisp_plan *plan)
 static int plan_wait(const struct kqueue *q, struct kdisp_plan *plan)
 {
 	struct kevent_wait_arg *a = &plan->arg.wait;
-	int err = plan_rev2(q);
+	int err = plan_ring(q);
 
 	if (err)
 		return err;
@@ -308,11 +301,10 @@ static int plan_set_abi(const struct kdisp_plan *plan)
 	const struct kevent_set_abi *a = &plan->arg.set_abi;
 
 	/* A12: every revision served, 1 .. INFO's abi_revision. */
-	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision < KCORE_REV_LOWEST || a->revision > KCORE_REV_HIGHEST)
+	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) || !kr_served(a->revision))
 		return -EINVAL;
 	/* D47: the EINTR opt-in is a revision-2 rule. */
-	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
+	if ((a->flags & KEVENT_ABI_EINTR) && !(kr_rules_of(a->revision) & KR_BIT(KR_EINTR)))
 		return -EINVAL;
 	return 0;
 }
@@ -326,7 +318,7 @@ static bool cmd_offered(const struct kqueue *q, const struct kdisp_ctx *ctx, uns
 		return q->core->cfg.fault_inject;
 	/* D40: a revision-1 queue sees exactly take13: these numbers are unknown there */
 	if (nr >= KEVENT_IOC_NR_RING_INIT)
-		return rev_of(q) >= 2;
+		return kq_rule(q, KR_RING);
 	return true;
 }
 
@@ -428,7 +420,7 @@ int kdisp_plan_ctx(struct kqueue *q, const struct kdisp_ctx *ctx, unsigned int c
 	case KEVENT_IOC_NR_WAIT:
 		return plan_wait(q, plan);
 	case KEVENT_IOC_NR_COMMIT:
-		return plan_rev2(q);
+		return plan_ring(q);
 	default:
 		return plan_set_abi(plan);
 	}

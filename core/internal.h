@@ -14,6 +14,8 @@
 
 #include "kcore.h"
 #include "list.h"
+#include "ktype.h"
+#include "rules.h"
 
 /* Per-uid use of each KEVENT_LIMIT_* resource (B7); lives until kcore_free. */
 struct kuid {
@@ -59,21 +61,6 @@ struct kcore {
 #define KITEM_ATTACHING	0x4	/* inside attach(): fires are held (D3) */
 #define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides */
 
-/*
- * Revision 3: a KEVENT_POSIX_TIMER's grid v + k*i (D58), under q->lock.
- * The core counts expiries from grid indexes and its own clock reading at
- * delivery, so the origin only says when a point is due.
- */
-struct kgrid {
-	__u64 first, interval;	/* v and i in ns on mclock; first 0: disarmed */
-	__u64 next;		/* index of the first point not yet delivered */
-	__u64 taken;		/* next before the last delivery (a faulted WAIT puts it back) */
-	__u64 fired;		/* 1 + the highest index an origin fired; 0: none */
-	__u32 clock;		/* KEVENT_CLOCK_* as the caller set it */
-	__u32 gen;		/* bumped by each re-arm: older fires are dropped */
-	clockid_t mclock;	/* the clock the grid is measured on */
-};
-
 struct kitem {
 	/* What a GET_EVENTS pass reads and writes, together (64 bytes). */
 	struct ukevent uk;		/* as registered; req_flags under q->lock */
@@ -81,6 +68,7 @@ struct kitem {
 	unsigned int flags;		/* KITEM_*, under q->lock */
 	struct kqueue *q;
 	/* The rest. */
+	const struct ktype *kt;		/* its type's descriptor (ktype.h) */
 	const struct korigin_ops *ops;
 	void *odata;
 	struct klist tnode;		/* hash bucket, under q->ctl */
@@ -89,7 +77,7 @@ struct kitem {
 	struct klist lnode;		/* q->level (dequeued LEVEL kevent, D43), under q->ctl */
 	struct kuid *uid;		/* charged for KEVENTS and res */
 	int res;			/* the extra KEVENT_LIMIT_* charged, or -1 */
-	struct kgrid grid;		/* KEVENT_POSIX_TIMER on revision 3 */
+	__u64 priv[];			/* the type's private data (ktype.priv_size) */
 };
 
 struct kqueue {
@@ -106,6 +94,8 @@ struct kqueue {
 	bool ctl_seen, dead;		/* under ctl */
 	unsigned int abi_flags;		/* KEVENT_ABI_*, under ctl */
 	unsigned int revision;		/* SET_ABI level, 1 until set; under ctl */
+	krules rules;			/* kr_rules_of(revision); under ctl, read atomically */
+	bool deliver_hooks;		/* ktypes_deliver(rules), under ctl */
 	/* Revision 2: the kevent_uring (D53, D54), under ctl. */
 	bool uring_set;			/* RING_INIT accepted (a ring, or none) */
 	__u64 uring;			/* user address; 0: no ring */
@@ -165,6 +155,22 @@ struct kwaiter {
 #define KHEAP_NONE ((size_t)-1)
 
 /*
+ * Whether q follows rule r (rules.h).  The plan of a call reads it without
+ * q->ctl (kdisp_plan), so it is an atomic load; SET_ABI stores it under
+ * q->ctl before the first CTL and never again (D40).
+ */
+static inline bool kq_rule(const struct kqueue *q, enum krule r)
+{
+	return (__atomic_load_n(&q->rules, __ATOMIC_RELAXED) >> r) & 1u;
+}
+
+/* Whether q follows every rule of set. */
+static inline bool kq_rules(const struct kqueue *q, krules set)
+{
+	return (__atomic_load_n(&q->rules, __ATOMIC_RELAXED) & set) == set;
+}
+
+/*
  * The revisions this core serves (A12, docs/abi-change.md 3): SET_ABI accepts
  * KCORE_REV_LOWEST .. KCORE_REV_HIGHEST and INFO reports them.  Raised to a
  * new KEVENT_ABI_REVISION together with the core's rules for it.
@@ -185,6 +191,32 @@ const struct korigin_ops *kcore_origin(const struct kcore *core, __u32 type);
 void kcore_schedule(struct kcore *core, struct kqueue *q);
 int kcore_heap_add(struct kcore *core, struct kwaiter *w);
 void kcore_heap_del(struct kcore *core, struct kwaiter *w);
+
+/* queue.c: the ready list, for the types' hooks (ktype.h) too */
+
+/* What an enqueue leaves to do after q->lock is dropped. */
+struct enqueue_effects {
+	void (*notify)(void *ctx);
+	void *notify_ctx;
+	bool schedule;
+	bool ring;			/* ring bytes to tell the transport */
+};
+
+/*
+ * k has a result (q->lock held): on the ready list, or merged into the
+ * pending one (A9).  1: the origin must stop reporting k.
+ */
+int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_result *res,
+		   struct enqueue_effects *fx);
+/* A fire while k is inside attach() (q->lock held), held until ADD decides (D3). */
+int hold_locked(struct kitem *k, const struct korigin_result *res);
+/* What enqueue_locked left to do, with no core lock held. */
+void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx);
+/* Takes k off the ready list if it is there (q->lock held). */
+void unready_locked(struct kqueue *q, struct kitem *k);
+
+/* types.c: whether a type served under rules has a deliver hook. */
+bool ktypes_deliver(krules rules);
 
 /* queue.c */
 void kqueue_get(struct kqueue *q);

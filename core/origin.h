@@ -65,7 +65,8 @@ struct korigin_ops {
 	 * KEVENT_REQ_LEVEL (abi.md D43), called as modify() is, when a dequeue
 	 * starts on k's queue after k was dequeued: poll the source now and
 	 * korigin_fire() k if its condition still holds.  NULL: the type takes
-	 * no LEVEL (the core refuses it on types other than POLL and SOCKET).
+	 * no LEVEL (the core takes it only on the types whose struct ktype
+	 * has level set: POLL and SOCKET, core/types.c).
 	 */
 	void (*level)(struct kitem *k);
 };

@@ -64,7 +64,8 @@ unsigned int korigin_revision(const struct kitem *k)
 
 int korigin_always_queue(const struct kitem *k)
 {
-	return k->q->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
+	return kq_rule(k->q, KR_ALWAYS_QUEUE) && k->kt->always_queue &&
+	       (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
 }
 
 /* ---- queue lifetime ---- */
@@ -129,6 +130,8 @@ int kqueue_open(struct kcore *core, const struct kcaller *owner, void *ring,
 	q->owner = *owner;
 	q->uid = u;
 	q->revision = 1;	/* 2006 programs never call SET_ABI */
+	q->rules = kr_rules_of(1);
+	q->deliver_hooks = ktypes_deliver(q->rules);
 	q->ring = ring;
 	q->nbuckets = TABLE_MIN;
 	q->rcap = RSLOTS_MIN;
@@ -186,7 +189,7 @@ static bool key_equal(const struct kqueue *q, const struct ukevent *a, const str
 {
 	return a->id.raw[0] == b->id.raw[0] && a->id.raw[1] == b->id.raw[1] &&
 	       a->user[0] == b->user[0] && a->user[1] == b->user[1] &&
-	       (q->revision < 3 || a->type == b->type);
+	       (!kq_rule(q, KR_TYPE_KEY) || a->type == b->type);
 }
 
 /* Rehash into twice the buckets; keeps going with the old table on ENOMEM. */
@@ -354,22 +357,13 @@ static void ring_flush(struct kqueue *q)
 		q->t->ring_written(q->tfile, lo, hi - lo);
 }
 
-/* What an enqueue leaves to do after q->lock is dropped. */
-struct enqueue_effects {
-	void (*notify)(void *ctx);
-	void *notify_ctx;
-	bool schedule;
-	bool ring;			/* ring bytes to tell the transport */
-};
-
 /*
  * k has a result: rebuild its pending ret_flags (D21) and put it on the
  * ready list unless it is there already (then the result merges, A9).
  * Returns 1 when the origin must stop reporting k.
  */
-static int enqueue_locked(struct kqueue *q, struct kitem *k,
-			  const struct korigin_result *res,
-			  struct enqueue_effects *fx)
+int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_result *res,
+		   struct enqueue_effects *fx)
 {
 	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
 	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
@@ -405,7 +399,7 @@ static int enqueue_locked(struct kqueue *q, struct kitem *k,
 }
 
 /* A fire while k is inside attach(): keep the last result, as a merge does (A9). */
-static int hold_locked(struct kitem *k, const struct korigin_result *res)
+int hold_locked(struct kitem *k, const struct korigin_result *res)
 {
 	bool stop = (res->ret_flags & KEVENT_RET_BROKEN) || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 
@@ -416,7 +410,7 @@ static int hold_locked(struct kitem *k, const struct korigin_result *res)
 	return stop;
 }
 
-static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
+void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *fx)
 {
 	if (fx->ring && ring_in_ctl != q)
 		ring_flush(q);
@@ -426,20 +420,14 @@ static void enqueue_effects_run(struct kqueue *q, const struct enqueue_effects *
 		fx->notify(fx->notify_ctx);
 }
 
-static bool is_ptimer(const struct kitem *k)
-{
-	return k->uk.type == KEVENT_POSIX_TIMER && k->q->revision >= 3;
-}
-
 int korigin_fire(struct kitem *k, const struct korigin_result *res)
 {
 	struct kqueue *q = k->q;
 	struct enqueue_effects fx = { 0 };
 	int stop;
 
-	if (is_ptimer(k) && !(res->ret_flags & KEVENT_RET_BROKEN))
-		return korigin_timer_fire(k, __atomic_load_n(&k->grid.gen, __ATOMIC_RELAXED),
-					  res->ret_data[0]);
+	if (k->kt->fire && !(res->ret_flags & KEVENT_RET_BROKEN))
+		return k->kt->fire(k, res);
 	pthread_mutex_lock(&q->lock);
 	if (k->flags & KITEM_STOPPED) {
 		pthread_mutex_unlock(&q->lock);
@@ -451,176 +439,6 @@ int korigin_fire(struct kitem *k, const struct korigin_result *res)
 		return stop;
 	}
 	stop = enqueue_locked(q, k, res, &fx);
-	pthread_mutex_unlock(&q->lock);
-	enqueue_effects_run(q, &fx);
-	return stop;
-}
-
-/* ---- revision 3: POSIX timer grids (D58, D61) ---- */
-
-#define NS_MAX	(~0ull >> 2)	/* saturation of a converted timespec */
-
-static __u64 ts_ns(const struct kevent_timespec *ts)
-{
-	if ((__u64)ts->tv_sec >= NS_MAX / 1000000000ull)
-		return NS_MAX;
-	return (__u64)ts->tv_sec * 1000000000ull + ts->tv_nsec;
-}
-
-static struct kevent_timespec ns_ts(__u64 ns)
-{
-	struct kevent_timespec ts = { (__s64)(ns / 1000000000ull), (__u32)(ns % 1000000000ull), 0 };
-
-	return ts;
-}
-
-static bool ts_valid(const struct kevent_timespec *ts)
-{
-	return !ts->__pad && ts->tv_sec >= 0 && ts->tv_nsec < 1000000000u;
-}
-
-static bool ts_is_zero(const struct kevent_timespec *ts)
-{
-	return !ts->tv_sec && !ts->tv_nsec;
-}
-
-/* D59: the setting's own rules. */
-static int spec_check(const struct kevent_timer_spec *s)
-{
-	__u64 i;
-
-	if (s->clock != KEVENT_CLOCK_REALTIME && s->clock != KEVENT_CLOCK_MONOTONIC &&
-	    s->clock != KEVENT_CLOCK_BOOTTIME)
-		return -EINVAL;
-	if ((s->flags & ~(__u32)KEVENT_TIMER_ABSTIME) || !ts_valid(&s->value) ||
-	    !ts_valid(&s->interval))
-		return -EINVAL;
-	i = ts_ns(&s->interval);
-	return i && i < KEVENT_TIMER_MIN_INTERVAL_NS ? -EINVAL : 0;
-}
-
-static clockid_t clock_of(__u32 c)
-{
-	return c == KEVENT_CLOCK_REALTIME ? CLOCK_REALTIME :
-	       c == KEVENT_CLOCK_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
-}
-
-/*
- * D58, D61: a new grid from setting s, starting at k = 0 (q->lock held, or
- * k not yet visible).  A relative REALTIME value is measured on MONOTONIC.
- */
-static void grid_set(struct kqueue *q, struct kitem *k, const struct kevent_timer_spec *s)
-{
-	struct kgrid *g = &k->grid;
-	bool abs = s->flags & KEVENT_TIMER_ABSTIME;
-	__u64 v = ts_ns(&s->value);
-
-	g->clock = s->clock;
-	g->mclock = s->clock == KEVENT_CLOCK_REALTIME && !abs ? CLOCK_MONOTONIC : clock_of(s->clock);
-	g->interval = ts_ns(&s->interval);
-	g->next = g->fired = g->taken = 0;
-	__atomic_store_n(&g->gen, g->gen + 1, __ATOMIC_RELAXED);
-	if (ts_is_zero(&s->value))
-		g->first = 0;	/* D59: disarmed, whatever the flags */
-	else if (abs)
-		g->first = v ? v : 1;
-	else
-		g->first = kcore_clock(q->core, g->mclock) + v;
-}
-
-/* Points passed by now or fired, as a count from k = 0 (q->lock held). */
-static __u64 grid_passed(const struct kgrid *g, __u64 now)
-{
-	__u64 p = 0;
-
-	if (g->first && now >= g->first)
-		p = g->interval ? (now - g->first) / g->interval + 1 : 1;
-	return p > g->fired ? p : g->fired;
-}
-
-/*
- * D58: the delivered count, up to the dequeue's clock reading (q->lock
- * held).  An expiry made it ready: at least 1; READY alone (D49): 0.
- */
-static __u32 grid_take(struct kqueue *q, struct kitem *k)
-{
-	struct kgrid *g = &k->grid;
-	__u64 p = grid_passed(g, kcore_clock(q->core, g->mclock)), n = 0;
-
-	g->taken = g->next;
-	if (p > g->next) {
-		n = p - g->next;
-		g->next = p;
-	}
-	return n > 0xffffffffull ? 0xffffffffu : (__u32)n;
-}
-
-/*
- * D61: QUERY's view (q->lock held).  The next point is the first one
- * neither passed nor delivered: after the clock was set back, a point
- * delivered already is not due again, and the timer waits longer (D58).
- */
-static void grid_query(struct kqueue *q, struct kitem *k, struct ukevent_ext *e)
-{
-	const struct kgrid *g = &k->grid;
-	__u64 now = kcore_clock(q->core, g->mclock), p = grid_passed(g, now), left = 0, kn, nx;
-	struct kevent_timer_spec *s = &e->ext.timer;
-
-	kn = p > g->next ? p : g->next;
-	if (g->first && !g->interval && !kn) {
-		left = g->first > now ? g->first - now : 1;
-	} else if (g->first && g->interval) {
-		nx = kn > (NS_MAX - g->first) / g->interval ? NS_MAX : g->first + kn * g->interval;
-		left = nx > now ? nx - now : 1;
-	}
-	memset(s, 0, sizeof(*s));
-	s->clock = g->clock;
-	s->value = ns_ts(left);
-	s->interval = ns_ts(g->interval);
-	e->ev.ret_flags = KEVENT_RET_DONE;
-	e->ev.ret_data[0] = p > g->next ? (__u32)(p - g->next > 0xffffffffull ? 0xffffffffu :
-						      p - g->next) : 0;
-	e->ev.ret_data[1] = 0;
-}
-
-void korigin_grid(const struct kitem *k, struct korigin_grid *out)
-{
-	struct kqueue *q = k->q;
-
-	pthread_mutex_lock(&q->lock);
-	out->clock = k->grid.mclock;
-	out->abs_realtime = k->grid.clock == KEVENT_CLOCK_REALTIME &&
-			    k->grid.mclock == CLOCK_REALTIME;
-	out->first_ns = k->grid.first;
-	out->interval_ns = k->grid.interval;
-	out->gen = k->grid.gen;
-	pthread_mutex_unlock(&q->lock);
-}
-
-static int hold_locked(struct kitem *k, const struct korigin_result *res);
-
-int korigin_timer_fire(struct kitem *k, __u32 gen, __u64 index)
-{
-	static const struct korigin_result none = { 0, { 0, 0 } };
-	struct kqueue *q = k->q;
-	struct enqueue_effects fx = { 0 };
-	int stop;
-
-	pthread_mutex_lock(&q->lock);
-	if (k->flags & KITEM_STOPPED) {
-		pthread_mutex_unlock(&q->lock);
-		return 1;
-	}
-	if (gen != k->grid.gen || index < k->grid.next) {
-		pthread_mutex_unlock(&q->lock);
-		return 0;	/* an old setting's, or a point delivered already */
-	}
-	if (index + 1 > k->grid.fired)
-		k->grid.fired = index + 1;
-	if (k->flags & KITEM_ATTACHING)
-		stop = hold_locked(k, &none);
-	else
-		stop = enqueue_locked(q, k, &none, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
 	return stop;
@@ -652,22 +470,6 @@ static void attach_done(struct kqueue *q, struct kitem *k)
 
 /* ---- kevents: create and destroy (q->ctl held) ---- */
 
-static int type_resource(__u32 type)
-{
-	switch (type) {
-	case KEVENT_TIMER:
-	case KEVENT_POSIX_TIMER:	/* D58 */
-		return KEVENT_LIMIT_TIMERS;
-	case KEVENT_POLL:
-	case KEVENT_SOCKET:
-		return KEVENT_LIMIT_FD_KEVENTS;
-	case KEVENT_INODE:
-		return KEVENT_LIMIT_MARKS;
-	default:
-		return -1;
-	}
-}
-
 static void kitem_free(struct kitem *k)
 {
 	kuid_uncharge(k->uid, KEVENT_LIMIT_KEVENTS);
@@ -688,7 +490,8 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 {
 	struct kcore *core = q->core;
 	struct kuid *u = caller->uid == q->owner.uid ? q->uid : kcore_uid_get(core, caller->uid);
-	int res = type_resource(uk->type);
+	const struct ktype *kt = ktype_of(uk->type);
+	int res = kt->limit;
 	struct kitem *k;
 
 	if (!u)
@@ -699,7 +502,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
 		return -ENOSPC;
 	}
-	k = fault_add_now(q) ? NULL : kcore_alloc(core, sizeof(*k));
+	k = fault_add_now(q) ? NULL : kcore_alloc(core, sizeof(*k) + kt->priv_size);
 	if (!k) {
 		kuid_uncharge(u, KEVENT_LIMIT_KEVENTS);
 		if (res >= 0)
@@ -707,6 +510,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 		return -ENOMEM;
 	}
 	k->q = q;
+	k->kt = kt;
 	k->ops = ops;
 	k->uk = *uk;
 	k->uid = u;
@@ -719,7 +523,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 }
 
 /* Takes k off the ready list if it is there (q->lock held). */
-static void unready_locked(struct kqueue *q, struct kitem *k)
+void unready_locked(struct kqueue *q, struct kitem *k)
 {
 	if (!(k->flags & KITEM_READY))
 		return;
@@ -754,8 +558,10 @@ static bool req_flags_refused(const struct kqueue *q, const struct ukevent *uk)
 {
 	__u32 known = KEVENT_REQ_ONESHOT;
 
-	if (q->revision >= 2)
-		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;	/* D42, D43 */
+	if (kq_rule(q, KR_ALWAYS_QUEUE))
+		known |= KEVENT_REQ_ALWAYS_QUEUE;	/* D42 */
+	if (kq_rule(q, KR_LEVEL))
+		known |= KEVENT_REQ_LEVEL;		/* D43 */
 	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
 }
 
@@ -765,41 +571,26 @@ static void entry_fail(struct ukevent *uk, int err)
 	uk->ret_data[1] = (__u32)err;
 }
 
-/* D43: level-triggered delivery exists for POLL and SOCKET only (revision 2). */
+/* D43: level-triggered delivery exists for the types that say so (POLL, SOCKET). */
 static bool level_refused(const struct kqueue *q, const struct ukevent *uk, __u32 type)
 {
-	return q->revision >= 2 && (uk->req_flags & KEVENT_REQ_LEVEL) &&
-	       type != KEVENT_POLL && type != KEVENT_SOCKET;
+	const struct ktype *kt = ktype_of(type);
+
+	return kq_rule(q, KR_LEVEL) && (uk->req_flags & KEVENT_REQ_LEVEL) &&
+	       !(kt && kt->level);
 }
-
-/* ---- revision 3: KEVENT_USER, a type with no source (D62) ---- */
-
-static int user_attach(struct kitem *k, const struct kcaller *caller, struct korigin_result *res)
-{
-	return 0;
-}
-
-static void user_detach(struct kitem *k)
-{
-}
-
-static const struct korigin_ops kuser_ops = {
-	.name = "user",
-	.attach = user_attach,
-	.detach = user_detach,
-};
 
 /*
- * The origin of a type on q: types 8 and 9 exist on revision 3 only (D64),
- * so a lower revision answers them as before they existed (A3, D51).
+ * The origin of a type on q.  A type whose rules q lacks (types 8 and 9
+ * below revision 3, D64) is answered as before it existed (A3, D51).
  */
 static const struct korigin_ops *type_ops(const struct kqueue *q, __u32 type)
 {
-	if (type >= KEVENT_POSIX_TIMER && type < KEVENT_MAX && q->revision < 3)
+	const struct ktype *kt = ktype_of(type);
+
+	if (!kt || !kq_rules(q, kt->needs))
 		return NULL;
-	if (type == KEVENT_USER)
-		return &kuser_ops;
-	return kcore_origin(q->core, type);
+	return kt->ops ? kt->ops : kcore_origin(q->core, type);
 }
 
 static bool ext_zero(const struct ukevent_ext *e)
@@ -812,31 +603,31 @@ static bool ext_zero(const struct ukevent_ext *e)
 	return true;
 }
 
+/* D60: whether the entry's type reads a setting from the ext. */
+static bool has_setting(const struct ukevent *uk)
+{
+	const struct ktype *kt = ktype_of(uk->type);
+
+	return kt && kt->ext_check;
+}
+
 /*
- * D58-D60: an entry's extension.  e is NULL for a 40-byte entry.  A POSIX
- * timer needs a valid setting at ADD (0: take it), every other type an
+ * D58-D60: an entry's extension.  e is NULL for a 40-byte entry.  A type
+ * with a setting checks it (ktype.ext_check), every other type needs an
  * all-zero ext.  Returns 1 when the entry carries a setting to apply.
  */
-static int ext_check(const struct ukevent *uk, const struct ukevent_ext *e, bool need)
+static int ext_check(const struct ukevent *uk, const struct ukevent_ext *e, bool add)
 {
-	int err;
-
-	if (uk->type != KEVENT_POSIX_TIMER)
-		return e && !ext_zero(e) ? -EINVAL : 0;
-	if (!e)
-		return need ? -EINVAL : 0;
-	if (!(uk->event & KEVENT_TIMER_FIRED))
-		return -EINVAL;
-	err = spec_check(&e->ext.timer);
-	return err ? err : 1;
+	if (has_setting(uk))
+		return ktype_of(uk->type)->ext_check(uk, e, add);
+	return e && !ext_zero(e) ? -EINVAL : 0;
 }
 
 /* D60: REMOVE and READY read no setting; other types' ext must be zero. */
 static int ext_foreign(const struct kqueue *q, const struct ukevent *uk,
 		       const struct ukevent_ext *e)
 {
-	return q->revision >= 3 && e && uk->type != KEVENT_POSIX_TIMER && !ext_zero(e) ?
-	       -EINVAL : 0;
+	return kq_rule(q, KR_EXT) && e && !has_setting(uk) && !ext_zero(e) ? -EINVAL : 0;
 }
 
 /* One ADD entry: 0 registered; 1 answered in *uk (ready now or failed). */
@@ -851,14 +642,14 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ex
 	uk->ret_flags = 0;
 	if (!ops) {
 		/* A3; D51: revision 2 says ENOSYS, per entry (never whole-call). */
-		entry_fail(uk, q->revision >= 2 ? -ENOSYS : -EINVAL);
+		entry_fail(uk, kq_rule(q, KR_ENOSYS) ? -ENOSYS : -EINVAL);
 		return 1;
 	}
 	if (req_flags_refused(q, uk) || level_refused(q, uk, uk->type)) {
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
-	if (q->revision >= 3) {
+	if (kq_rule(q, KR_EXT)) {
 		set = ext_check(uk, e, true);
 		if (set < 0) {
 			entry_fail(uk, set);
@@ -873,7 +664,7 @@ static int add_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ex
 		return 1;
 	}
 	if (set)
-		grid_set(q, k, &e->ext.timer);	/* k is not yet visible */
+		k->kt->setup(k, e);	/* k is not yet visible */
 	k->flags = KITEM_ATTACHING;	/* k is not yet visible: no lock needed */
 	err = ops->attach(k, caller, &res);
 	if (err == 0) {
@@ -943,15 +734,6 @@ static void remove_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 	uk->ret_flags = KEVENT_RET_DONE;
 }
 
-/* D61: a new setting replaces the grid and discards pending expiries. */
-static void modify_rearm(struct kqueue *q, struct kitem *k, const struct ukevent_ext *e)
-{
-	pthread_mutex_lock(&q->lock);
-	grid_set(q, k, &e->ext.timer);
-	unready_locked(q, k);
-	pthread_mutex_unlock(&q->lock);
-}
-
 static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_ext *e)
 {
 	struct kitem *k = table_find(q, uk);
@@ -963,18 +745,14 @@ static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 		return;
 	}
-	if (q->revision >= 3) {
+	if (kq_rule(q, KR_EXT))
 		set = ext_check(uk, e, false);
-		/* D61: a 40-byte MODIFY of a POSIX timer still needs FIRED */
-		if (!set && uk->type == KEVENT_POSIX_TIMER && !(uk->event & KEVENT_TIMER_FIRED))
-			set = -EINVAL;
-	}
 	if (set < 0 || req_flags_refused(q, uk) || level_refused(q, uk, k->uk.type)) {
 		entry_fail(uk, set < 0 ? set : -EINVAL);
 		return;
 	}
 	if (set)
-		modify_rearm(q, k, e);
+		k->kt->rearm(k, e);
 	pthread_mutex_lock(&q->lock);
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
@@ -993,21 +771,6 @@ static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 	enqueue_locked(q, k, &res, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
-}
-
-/* D62: a trigger of a user event; one already ready merges (q->lock held). */
-static void user_trigger_locked(struct kqueue *q, struct kitem *k, __u32 value,
-				struct enqueue_effects *fx)
-{
-	struct korigin_result res = { 0, { value, 1 } };
-
-	if (!(k->flags & KITEM_READY)) {
-		enqueue_locked(q, k, &res, fx);
-		return;
-	}
-	k->rdata[0] |= value;
-	if (k->rdata[1] != 0xffffffffu)
-		k->rdata[1]++;
 }
 
 /* D49: mark a registered kevent ready; one already ready keeps its result. */
@@ -1029,8 +792,8 @@ static int ready_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_
 	}
 	uk->ret_flags = KEVENT_RET_DONE;
 	pthread_mutex_lock(&q->lock);
-	if (k->uk.type == KEVENT_USER && q->revision >= 3)
-		user_trigger_locked(q, k, uk->event, &fx);
+	if (k->kt->ready)
+		k->kt->ready(k, uk->event, &fx);
 	else if (!(k->flags & KITEM_READY))
 		enqueue_locked(q, k, &res, &fx);
 	pthread_mutex_unlock(&q->lock);
@@ -1038,7 +801,7 @@ static int ready_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_
 	return 1;
 }
 
-/* D61: read a POSIX timer's setting; no state changes.  1: matched. */
+/* D61: read a kevent's setting (a POSIX timer's); no state changes.  1: matched. */
 static int query_one(struct kqueue *q, struct ukevent_ext *e)
 {
 	struct kitem *k = table_find(q, &e->ev);
@@ -1047,12 +810,12 @@ static int query_one(struct kqueue *q, struct ukevent_ext *e)
 		e->ev.ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;	/* D38 */
 		return 0;
 	}
-	if (k->uk.type != KEVENT_POSIX_TIMER) {
+	if (!k->kt->query) {
 		entry_fail(&e->ev, -EINVAL);
 		return 1;
 	}
 	pthread_mutex_lock(&q->lock);
-	grid_query(q, k, e);
+	k->kt->query(k, e);
 	pthread_mutex_unlock(&q->lock);
 	return 1;
 }
@@ -1171,7 +934,7 @@ static int write_out(const struct kuaccess *ua, __u64 uaddr,
  */
 static void level_note(struct kqueue *q, struct kitem *k)
 {
-	if (q->revision >= 2 && (k->uk.req_flags & KEVENT_REQ_LEVEL) && k->ops->level &&
+	if (kq_rule(q, KR_LEVEL) && (k->uk.req_flags & KEVENT_REQ_LEVEL) && k->ops->level &&
 	    klist_empty(&k->lnode))
 		klist_add_tail(&k->lnode, &q->level);
 }
@@ -1222,40 +985,32 @@ static int probe_out(const struct kuaccess *ua, __u64 uaddr, void *buf, size_t l
 	return 0;
 }
 
-/* D58: a POSIX timer's count, from its grid at this clock reading (q->lock held). */
-static void __attribute__((noinline)) deliver_grid(struct kqueue *q, struct kitem *k,
-						   struct ukevent *out)
-{
-	out->ret_data[0] = grid_take(q, k);
-	out->ret_data[1] = 0;
-}
-
 /*
  * A dequeue's view of the ready FIFO, read once per call (q->lock held):
  * the stores of the records could alias q's fields, so the compiler would
- * read them again for every kevent.  POSIX timers exist on revision 3
- * only, so their test costs one compare per kevent below it.
+ * read them again for every kevent.  A queue that serves no type with a
+ * deliver hook (below revision 3) pays one compare per kevent for them.
  */
 struct take_cursor {
 	struct kitem **slots;
 	unsigned int mask, head;
-	bool grids;		/* revision 3: counts come from grids (D58) */
+	bool hooks;		/* a type q serves has a deliver hook (ktype.h) */
 	bool level;		/* revision 2: LEVEL kevents are re-checked (D43) */
 };
 
 static struct take_cursor take_begin(const struct kqueue *q)
 {
-	struct take_cursor c = { q->rslots, q->rcap - 1, q->rhead, q->revision >= 3,
-				 q->revision >= 2 };
+	struct take_cursor c = { q->rslots, q->rcap - 1, q->rhead,
+				 q->deliver_hooks, kq_rule(q, KR_LEVEL) };
 
 	return c;
 }
 
 /*
  * The next ready kevent, its record written to *out (q->lock held, one is
- * left).  D58: a POSIX timer's count comes from its grid at this clock
- * reading; D62: a user event's pending result is cleared by being taken
- * (the next trigger starts a new one).
+ * left).  A type's deliver hook may make the record (D58: a POSIX timer
+ * counts from its grid at this clock reading); D62: a user event's pending
+ * result is cleared by being taken (the next trigger starts a new one).
  */
 static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
 				     struct ukevent *out)
@@ -1271,8 +1026,8 @@ static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
 	out->ret_flags = k->rflags;
 	out->ret_data[0] = k->rdata[0];
 	out->ret_data[1] = k->rdata[1];
-	if (c->grids && k->uk.type == KEVENT_POSIX_TIMER && !(k->rflags & KEVENT_RET_BROKEN))
-		deliver_grid(q, k, out);
+	if (c->hooks && k->kt->deliver && !(k->rflags & KEVENT_RET_BROKEN))
+		k->kt->deliver(k, out);
 	return k;
 }
 
@@ -1383,8 +1138,8 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 	for (i = n; i-- > 0;) {
 		struct kitem *k = ks[i];
 
-		if (is_ptimer(k))
-			k->grid.next = k->grid.taken;	/* D58: the count is delivered again */
+		if (k->kt->undeliver)
+			k->kt->undeliver(k);	/* D58: a POSIX timer's count goes back */
 		if (k->flags & KITEM_READY)
 			continue;
 		if (q->rtail - q->rhead == q->rcap)
@@ -1980,6 +1735,8 @@ int kqueue_set_abi(struct kqueue *q, const struct kevent_set_abi *arg)
 	else {
 		q->abi_flags = arg->flags;
 		q->revision = arg->revision;
+		__atomic_store_n(&q->rules, kr_rules_of(arg->revision), __ATOMIC_RELAXED);
+		q->deliver_hooks = ktypes_deliver(q->rules);
 	}
 	pthread_mutex_unlock(&q->ctl);
 	return ret;
@@ -2009,14 +1766,12 @@ void kqueue_fill_info(struct kqueue *q, const struct kcaller *caller,
 	struct kuid *u = kcore_uid_get(core, caller->uid);
 	unsigned int i;
 
+	/* D64: a type and its feature bit on the queues whose rules serve it */
 	for (i = 0; i < KEVENT_MAX; i++)
-		if (type_ops(q, i))
+		if (type_ops(q, i)) {
 			info->supported_types |= 1u << i;
-	/* D64: the revision-3 types and their features, on revision-3 queues only */
-	if (info->supported_types & (1u << KEVENT_POSIX_TIMER))
-		info->features |= KEVENT_FEAT_POSIX_TIMER;
-	if (info->supported_types & (1u << KEVENT_USER))
-		info->features |= KEVENT_FEAT_USER;
+			info->features |= ktype_of(i)->feature;
+		}
 	for (i = 0; i < KEVENT_LIMIT_NR; i++) {
 		info->limits[i].cap = core->cfg.caps[i];
 		info->limits[i].used = u ? atomic_load(&u->used[i]) : 0;

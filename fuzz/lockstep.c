@@ -1248,7 +1248,7 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
 		exp = m_execute(&KR.m, (int)io->slot, 0, ma, -1);
 	}
 	L.ioctls++;
-	L.rev3_ops += KR.m.slot[io->slot]->revision >= 3;
+	L.rev3_ops += (KR.m.slot[io->slot]->rules & M_RULE(MR_EXT)) != 0;	/* revision 3's calls */
 	clk_read(&cb);
 	before = ms32();
 	r = ioctl(q->fd, io->cmd, io->arg_null ? NULL : (void *)arg);
@@ -1478,8 +1478,8 @@ static void dev_start(const uint8_t *hdr)
 	KR.m.org = &lk_origin;
 	no_fd_origins = !(L.base.features & KEVENT_FEAT_FD_ORIGINS);
 	KR.m.mask = L.base.supported_types;	/* LK_TYPES (INODE entries: LK_SOURCES) */
-	if (L.base.abi_revision >= 3)
-		KR.m.mask |= 1u << KEVENT_POSIX_TIMER;	/* D64: on revision-3 queues */
+	if (m_rules_of(L.base.abi_revision) & M_RULE(MR_POSIX_TIMER))
+		KR.m.mask |= 1u << KEVENT_POSIX_TIMER;	/* D64: on the queues with its rule */
 	KR.m.max_ctl = L.base.max_ctl_num;			/* LK_INFO_PATH */
 	KR.m.max_get = L.base.max_get_nr;
 	for (i = 0; i < KEVENT_LIMIT_NR; i++) {

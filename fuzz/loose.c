@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "kfuzz.h"
+#include "model.h"
 #include "test-origin.h"
 #include "test-uaccess.h"
 
@@ -113,7 +114,8 @@ static void l_check_queue(const struct lq *q, struct lsum *s)
 	 * here depends on the timing (it wakes a waiter if one is parked), and
 	 * the public API does not show it.
 	 */
-	if (!!mask != !!info.queue_ready && !(mask && info.queue_revision >= 2))
+	if (!!mask != !!info.queue_ready &&
+	    !(mask && (m_rules_of(info.queue_revision) & M_RULE(MR_READY))))
 		kf_fail("loose: poll %#x with %u ready", mask, info.queue_ready);
 	if (info.queue_ready > info.queue_kevents || info.queue_kevents >= KEVENT_MAX_EVENTS)
 		kf_fail("loose: %u ready of %u kevents", info.queue_ready, info.queue_kevents);
@@ -121,7 +123,7 @@ static void l_check_queue(const struct lq *q, struct lsum *s)
 		kf_fail("loose: ring index %u", *(const __u32 *)q->ring);
 	s->kev += info.queue_kevents;
 	s->rdy += info.queue_ready;
-	if (info.queue_revision >= 3)
+	if (m_rules_of(info.queue_revision) & M_RULE(MR_USER))
 		s->kev3 += info.queue_kevents;
 }
 

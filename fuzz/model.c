@@ -14,10 +14,45 @@
 #include "model.h"
 #include "test-origin.h"
 
-#define M_REV_2	2	/* the first revision with the rules of D40-D57 */
-#define M_REV_3	3	/* the first revision with the rules of D58-D64 */
 #define UKSZ		sizeof(struct ukevent)
 #define NO_DEADLINE	KEVENT_TIMEOUT_INFINITE
+
+/* ---- revisions: each a row of named rules ---- */
+
+/*
+ * The revisions the modelled core serves (A12).  Not the header's
+ * KEVENT_ABI_REVISION: a header that names a later revision must not change
+ * what the model expects until the model learns that revision's rules.
+ */
+#define M_REV_LOWEST	1
+#define M_REV_HIGHEST	3
+
+#define M_REV2	(M_RULE(MR_RING) | M_RULE(MR_ALWAYS_QUEUE) | M_RULE(MR_LEVEL) | \
+		 M_RULE(MR_EINTR) | M_RULE(MR_TIMESPEC) | M_RULE(MR_READY) | \
+		 M_RULE(MR_ENOSYS))					/* D40-D57 */
+#define M_REV3	(M_RULE(MR_POSIX_TIMER) | M_RULE(MR_EXT) | M_RULE(MR_QUERY) | \
+		 M_RULE(MR_USER) | M_RULE(MR_TYPE_KEY))			/* D58-D64 */
+
+static const unsigned int m_rows[M_REV_HIGHEST + 1] = {
+	[1] = 0,			/* take13 (D40) */
+	[2] = M_REV2,
+	[3] = M_REV2 | M_REV3,
+};
+
+bool m_rev_served(unsigned int rev)
+{
+	return rev >= M_REV_LOWEST && rev <= M_REV_HIGHEST;
+}
+
+unsigned int m_rules_of(unsigned int rev)
+{
+	return m_rev_served(rev) ? m_rows[rev] : 0;
+}
+
+static bool m_rule(const struct mq *q, enum m_rule r)
+{
+	return (q->rules >> r) & 1u;
+}
 
 /* ---- lists ---- */
 
@@ -178,6 +213,7 @@ int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, boo
 	q->slot = slot;
 	q->owner = uid;
 	q->revision = 1;
+	q->rules = m_rules_of(1);
 	q->ring = ring;
 	q->notify = notify;
 	ml_init(&q->reg);
@@ -543,9 +579,9 @@ static int ctl_checks(const struct mq *q, const struct kevent_ctl_ext_arg *a)
 /* D61, D49: the last cmd a queue of this revision knows. */
 static __u32 m3_last_cmd(const struct mq *q)
 {
-	if (q->revision >= M_REV_3)
+	if (m_rule(q, MR_QUERY))
 		return KEVENT_CTL_QUERY;
-	return q->revision >= M_REV_2 ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
+	return m_rule(q, MR_READY) ? KEVENT_CTL_READY : KEVENT_CTL_MODIFY;
 }
 
 /* D60: the VER1 header's own checks, before the array. */
@@ -553,7 +589,7 @@ static int m3_plan_ext(const struct mq *q, const struct kevent_ctl_ext_arg *a)
 {
 	if ((a->ioc_flags & ~(__u32)KEVENT_CTL_EXT) || a->__pad)
 		return -EINVAL;
-	if ((a->ioc_flags & KEVENT_CTL_EXT) && q->revision < M_REV_3)
+	if ((a->ioc_flags & KEVENT_CTL_EXT) && !m_rule(q, MR_EXT))
 		return -EINVAL;
 	return a->cmd == KEVENT_CTL_QUERY && !(a->ioc_flags & KEVENT_CTL_EXT) ? -EINVAL : 0;
 }
@@ -632,7 +668,7 @@ static int plan_get(const struct model *m, const struct mq *q, size_t usize,
 	if (!(a->ioc_flags & KEVENT_GET_TIMESPEC)) {
 		if (ts->tv_sec || ts->tv_nsec || ts->__pad)
 			return -E2BIG;
-	} else if (q->revision < M_REV_2 || usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
+	} else if (!m_rule(q, MR_TIMESPEC) || usize < KEVENT_GET_EVENTS_ARG_SIZE_VER1 ||
 		   a->timeout_ns) {
 		return -EINVAL;
 	} else {
@@ -650,21 +686,12 @@ static int plan_get(const struct model *m, const struct mq *q, size_t usize,
 	return 0;
 }
 
-/*
- * The revisions the modelled core serves: 1 only (A12).  Not the header's
- * KEVENT_ABI_REVISION: a header that names a later revision must not change
- * what the model expects until the model learns that revision's rules.
- */
-#define M_REV_LOWEST	1
-#define M_REV_HIGHEST	3
-
 static int plan_set_abi(const struct kevent_set_abi *a)
 {
-	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) ||
-	    a->revision < M_REV_LOWEST || a->revision > M_REV_HIGHEST)
+	if (a->__reserved || (a->flags & ~(__u32)KEVENT_ABI_FLAGS) || !m_rev_served(a->revision))
 		return -EINVAL;
 	/* D47: the EINTR opt-in is a revision-2 rule. */
-	if ((a->flags & KEVENT_ABI_EINTR) && a->revision < 2)
+	if ((a->flags & KEVENT_ABI_EINTR) && !(m_rules_of(a->revision) & M_RULE(MR_EINTR)))
 		return -EINVAL;
 	return 0;
 }
@@ -676,7 +703,7 @@ static int plan_rev2(const struct model *m, const struct mq *q, struct margs *ou
 	struct kevent_wait_arg *w = &out->a.wait;
 	__u64 ns;
 
-	if (q->revision < M_REV_2)
+	if (!m_rule(q, MR_RING))
 		return -EINVAL;
 	if (out->nr == KEVENT_IOC_NR_RING_INIT)
 		return r->flags || !r->ring != !r->num || r->num == 1 ||
@@ -709,7 +736,7 @@ int m_plan(struct model *m, int slot, unsigned int cmd, const void *arg, size_t 
 		return -ENOTTY;
 	if (_IOC_DIR(cmd) != mcmds[nr].dir || nr == KEVENT_IOC_NR_RING_SHM ||
 	    nr == KEVENT_IOC_NR_FAULT ||
-	    (nr >= KEVENT_IOC_NR_RING_INIT && m->slot[slot]->revision < M_REV_2))	/* D40 */
+	    (nr >= KEVENT_IOC_NR_RING_INIT && !m_rule(m->slot[slot], MR_RING)))	/* D40 */
 		return -ENOTTY;	/* RING_SHM: the CUSE daemon's own (kcore.h) */
 	ksize = mcmds[nr].known ? mcmds[nr].known : mcmds[nr].ver0;
 	if (usize < mcmds[nr].ver0)
@@ -745,15 +772,17 @@ static bool strict_refused(const struct mq *q, const struct ukevent *uk)
 {
 	__u32 known = KEVENT_REQ_ONESHOT;
 
-	if (q->revision >= M_REV_2)	/* D42, D43 */
-		known |= KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_LEVEL;
+	if (m_rule(q, MR_ALWAYS_QUEUE))	/* D42 */
+		known |= KEVENT_REQ_ALWAYS_QUEUE;
+	if (m_rule(q, MR_LEVEL))	/* D43 */
+		known |= KEVENT_REQ_LEVEL;
 	return q->strict && (uk->req_flags & ~known);
 }
 
 /* D43: KEVENT_REQ_LEVEL on a type other than POLL and SOCKET (revision 2). */
 static bool level_refused(const struct mq *q, const struct ukevent *uk, __u32 type)
 {
-	return q->revision >= M_REV_2 && (uk->req_flags & KEVENT_REQ_LEVEL) &&
+	return m_rule(q, MR_LEVEL) && (uk->req_flags & KEVENT_REQ_LEVEL) &&
 	       type != KEVENT_POLL && type != KEVENT_SOCKET;
 }
 
@@ -798,7 +827,9 @@ static bool m3_type_served(const struct model *m, const struct mq *q, __u32 type
 {
 	if (type >= KEVENT_MAX)
 		return false;
-	if (type >= KEVENT_POSIX_TIMER && q->revision < M_REV_3)
+	if (type == KEVENT_POSIX_TIMER && !m_rule(q, MR_POSIX_TIMER))
+		return false;
+	if (type == KEVENT_USER && !m_rule(q, MR_USER))
 		return false;
 	return type == KEVENT_USER || (m->mask & (1u << type));
 }
@@ -832,7 +863,7 @@ bool m3_spec_refused(const struct kevent_timer_spec *s)
 static bool m3_ext_refused(const struct mq *q, const struct ukevent *uk,
 			   const struct ukevent_ext *e, bool add)
 {
-	if (q->revision < M_REV_3)
+	if (!m_rule(q, MR_EXT))
 		return false;
 	if (uk->type != KEVENT_POSIX_TIMER)
 		return e && !m3_ext_zero(e);
@@ -845,7 +876,7 @@ static bool m3_ext_refused(const struct mq *q, const struct ukevent *uk,
 static bool m3_ext_foreign(const struct mq *q, const struct ukevent *uk,
 			   const struct ukevent_ext *e)
 {
-	return q->revision >= M_REV_3 && e && uk->type != KEVENT_POSIX_TIMER && !m3_ext_zero(e);
+	return m_rule(q, MR_EXT) && e && uk->type != KEVENT_POSIX_TIMER && !m3_ext_zero(e);
 }
 
 /* D62: a user event registers with the core alone: no origin hears of it. */
@@ -941,7 +972,7 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 	uk->ret_flags = 0;
 	if (!m3_type_served(m, q, uk->type)) {
 		/* A3; D51: ENOSYS per entry on revision 2 */
-		entry_fail(uk, q->revision >= M_REV_2 ? -ENOSYS : -EINVAL);
+		entry_fail(uk, m_rule(q, MR_ENOSYS) ? -ENOSYS : -EINVAL);
 		return 1;
 	}
 	if (strict_refused(q, uk) || level_refused(q, uk, uk->type) ||
@@ -1012,7 +1043,7 @@ static struct mkev *find(struct mq *q, const struct ukevent *uk)
 
 		if (k->uk.id.raw[0] == uk->id.raw[0] && k->uk.id.raw[1] == uk->id.raw[1] &&
 		    k->uk.user[0] == uk->user[0] && k->uk.user[1] == uk->user[1] &&
-		    (q->revision < M_REV_3 || k->uk.type == uk->type))
+		    (!m_rule(q, MR_TYPE_KEY) || k->uk.type == uk->type))
 			return k;
 	}
 	return NULL;
@@ -1423,6 +1454,7 @@ int m_execute(struct model *m, int slot, unsigned int uid, const struct margs *a
 			return -EBUSY;	/* A12 */
 		q->strict = a->a.set_abi.flags & KEVENT_ABI_STRICT;
 		q->revision = a->a.set_abi.revision;
+		q->rules = m_rules_of(q->revision);
 		q->abi_flags = a->a.set_abi.flags;
 		return 0;
 	}

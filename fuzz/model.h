@@ -41,6 +41,34 @@ struct mkev {
 	int res;			/* extra KEVENT_LIMIT_* charged, or -1 */
 };
 
+/*
+ * The rules a revision brings, by name (the docs/abi.md decision beside
+ * each).  The model's own table (model.c), not the core's: a rule the two
+ * disagree on is a difference the corpus replay reports.
+ */
+enum m_rule {
+	MR_RING,		/* D40, D53-D55: RING_INIT, WAIT, COMMIT exist */
+	MR_ALWAYS_QUEUE,	/* D42 */
+	MR_LEVEL,		/* D43 */
+	MR_EINTR,		/* D47 */
+	MR_TIMESPEC,		/* D48 */
+	MR_READY,		/* D49, D50 */
+	MR_ENOSYS,		/* D51 */
+	MR_POSIX_TIMER,		/* D58, D59: type 8 */
+	MR_EXT,			/* D60: 80-byte entries */
+	MR_QUERY,		/* D61 */
+	MR_USER,		/* D62: type 9 */
+	MR_TYPE_KEY,		/* D63 */
+	MR_NR
+};
+
+#define M_RULE(r)	(1u << (r))
+
+/* The rules of revision rev, 0 for one the modelled core does not serve. */
+unsigned int m_rules_of(unsigned int rev);
+/* Whether rev is served (A12). */
+bool m_rev_served(unsigned int rev);
+
 /* A queue object: lives from open until its last reference goes. */
 struct mq {
 	struct mlink obj;		/* model.objs */
@@ -51,6 +79,7 @@ struct mq {
 	unsigned int nreg, nrdy;
 	bool ctl_seen, strict, dead, scheduled;
 	unsigned int revision, abi_flags;	/* SET_ABI (A12, D40) */
+	unsigned int rules;		/* m_rules_of(revision) */
 	bool latched;			/* READY num 0 with no waiter (D50) */
 	bool uring_set;			/* RING_INIT accepted (D53) */
 	/* the kevent_uring (D53-D55), device mode only (model.org set) */

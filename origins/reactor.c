@@ -221,12 +221,50 @@ static int korigins_register_all(void)
 	return 0;
 }
 
+static int kcloser_up(const struct korigins_config *cfg)
+{
+	return kcloser_start();
+}
+
+static int ktimer_up(const struct korigins_config *cfg)
+{
+	return ktimer_init();
+}
+
+static int kwatch_up(const struct korigins_config *cfg)
+{
+	return kwatch_init();
+}
+
+static int kinode_up(const struct korigins_config *cfg)
+{
+	return kinode_init(cfg->inode_backend, cfg->log);
+}
+
+/*
+ * The origins' own state (threads, kernel descriptors), one row each:
+ * started in this order once the reactor's epoll set exists, stopped in
+ * the reverse one.  Every stop copes with a start that never ran, since
+ * a failed setup stops them all.
+ */
+static const struct {
+	int (*start)(const struct korigins_config *cfg);
+	void (*stop)(void);
+} kparts[] = {
+	{ kcloser_up, kcloser_stop },
+	{ ktimer_up, ktimer_fini },
+	{ kwatch_up, kwatch_fini },
+	{ kinode_up, kinode_fini },
+};
+
+#define KPARTS_NR	(sizeof(kparts) / sizeof(kparts[0]))
+
 static void korigins_teardown(void)
 {
-	kinode_fini();
-	kwatch_fini();
-	ktimer_fini();
-	kcloser_stop();
+	size_t i;
+
+	for (i = KPARTS_NR; i-- > 0;)
+		kparts[i].stop();
 	if (kr.wakefd >= 0)
 		close(kr.wakefd);
 	if (kr.epfd >= 0)
@@ -236,6 +274,7 @@ static void korigins_teardown(void)
 
 static int korigins_setup(const struct korigins_config *cfg)
 {
+	size_t i;
 	int err;
 
 	kr.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -243,14 +282,8 @@ static int korigins_setup(const struct korigins_config *cfg)
 	if (kr.epfd < 0 || kr.wakefd < 0)
 		return -errno;
 	err = kreactor_add(kr.wakefd, EPOLLIN, KR_DATA(KR_TAG_WAKE, 0));
-	if (!err)
-		err = kcloser_start();
-	if (!err)
-		err = ktimer_init();
-	if (!err)
-		err = kwatch_init();
-	if (!err)
-		err = kinode_init(cfg->inode_backend, cfg->log);
+	for (i = 0; i < KPARTS_NR && !err; i++)
+		err = kparts[i].start(cfg);
 	if (!err)
 		err = korigins_register_all();
 	return err;

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kevent types: one row each (ktype.h).  Adding a type is its file,
+ * which defines its descriptor, and its row here; the queue code reads
+ * only the descriptor.
+ */
+#include "internal.h"
+
+/* D18, D43: a kevent on a file descriptor: the fd-kevent cap, LEVEL. */
+#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true
+
+static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
+static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };
+static const struct ktype kinode_type = {
+	.name = "inode", .limit = KEVENT_LIMIT_MARKS, .always_queue = true,
+};
+static const struct ktype ktimer_type = {
+	.name = "timer", .limit = KEVENT_LIMIT_TIMERS, .always_queue = true,
+};
+/* A3: NAIO, AIO and take24/take26's 6 and 7: no origin of ours serves them */
+static const struct ktype kplain_type = { .name = "unserved", .limit = -1, .always_queue = true };
+
+static const struct ktype *const ktypes[KEVENT_MAX] = {
+	[KEVENT_SOCKET] = &ksocket_type,
+	[KEVENT_INODE] = &kinode_type,
+	[KEVENT_TIMER] = &ktimer_type,
+	[KEVENT_POLL] = &kpoll_type,
+	[KEVENT_NAIO] = &kplain_type,
+	[KEVENT_AIO] = &kplain_type,
+	[6] = &kplain_type,
+	[7] = &kplain_type,
+	[KEVENT_POSIX_TIMER] = &kptimer_type,	/* ptimer.c */
+	[KEVENT_USER] = &kuser_type,		/* user.c */
+};
+
+const struct ktype *ktype_of(__u32 type)
+{
+	return type < KEVENT_MAX ? ktypes[type] : NULL;
+}
+
+bool ktypes_deliver(krules rules)
+{
+	unsigned int i;
+
+	for (i = 0; i < KEVENT_MAX; i++)
+		if (ktypes[i]->deliver && (rules & ktypes[i]->needs) == ktypes[i]->needs)
+			return true;
+	return false;
+}
