@@ -142,6 +142,72 @@ KTEST(inode, opath_and_bad_fd_refused)
 	close(kfd);
 }
 
+/* B8: an fd not open for reading, and one of neither a file nor a directory, are refused. */
+KTEST(inode, write_only_and_pipe_refused)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR), p[2];
+	char dir[64], path[128];
+
+	mkdir_tmp(dir);
+	int w = create_in(dir, "w", path, sizeof(path), O_WRONLY);
+	kt_pipe(p);
+	struct ukevent uk[2] = { kt_uk(KEVENT_INODE, (__u32)w, 0, I(REMOVE), 0, 1),
+				 kt_uk(KEVENT_INODE, (__u32)p[0], 0, I(CREATE), 0, 2) };
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2, "both answered by ADD");
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(uk[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+			     "%s accepted: ret_flags %#x", i ? "pipe" : "O_WRONLY", uk[i].ret_flags);
+		cr_assert_eq(uk[i].ret_data[1], (__u32)-EINVAL, "%s: ret_data[1] %d",
+			     i ? "pipe" : "O_WRONLY", (int)uk[i].ret_data[1]);
+	}
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a refused entry registered");
+	close(p[0]);
+	close(p[1]);
+	close(w);
+	unlink(path);
+	rmdir(dir);
+	close(kfd);
+}
+
+/*
+ * abi.md 9: a watched file removed while the client holds its fd is seen at
+ * once; a watched directory removed while held, at the client's close():
+ * both turn BROKEN with REMOVE and -ENOENT.
+ */
+KTEST(inode, removed_while_held_breaks)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128], sub[128];
+
+	mkdir_tmp(dir);
+	int f = create_in(dir, "f", path, sizeof(path), O_RDWR);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE), 0, 1));
+	cr_assert_eq(unlink(path), 0);
+	struct ukevent e = kt_get_one(kfd, "watched file removed, its fd held");
+	cr_assert_eq(e.user[0], 1u);
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "file: ret_flags %#x",
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)I(REMOVE), "file: ret_data[0] %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], (__u32)-ENOENT, "file: ret_data[1] %d", (int)e.ret_data[1]);
+	snprintf(sub, sizeof(sub), "%s/d", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	int d = open_dir(sub);
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(REMOVE), 0, 2));
+	cr_assert_eq(rmdir(sub), 0);
+	close(d);
+	e = kt_get_one(kfd, "watched directory removed, then its fd closed");
+	cr_assert_eq(e.user[0], 2u);
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "dir: ret_flags %#x",
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)I(REMOVE), "dir: ret_data[0] %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], (__u32)-ENOENT, "dir: ret_data[1] %d", (int)e.ret_data[1]);
+	close(f);
+	rmdir(dir);
+	close(kfd);
+}
+
 /* A7: the inode kevent does not keep the client's directory fd open. */
 KTEST(inode, survives_client_close)
 {

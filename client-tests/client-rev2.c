@@ -638,6 +638,36 @@ KTEST_REVS(rev2, eintr_opt_in, 2, KTEST_OPEN)
 	close(kfd);
 }
 
+/*
+ * D47: the EINTR is -EINTR, never a restart: with an SA_RESTART handler the
+ * blocked GET_EVENTS still ends with EINTR instead of waiting on.
+ */
+KTEST_REVS(rev2, eintr_opt_in_not_restarted_by_sa_restart, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct getter g = { kfd, 1 };
+	pthread_t t;
+
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_EINTR), 0);
+	sigaction(SIGUSR1, &sa, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, get_thread, &g), 0);
+	kt_await_parked(kfd, 1, 10000);
+	pthread_kill(t, SIGUSR1);
+	/* A restarted call parks again and waits for ever: end it, then judge. */
+	for (int i = 0; i < 500 && __atomic_load_n(&g.result, __ATOMIC_ACQUIRE) == 1; i++)
+		kt_sleep_ms(10);
+	if (__atomic_load_n(&g.result, __ATOMIC_ACQUIRE) == 1) {
+		struct ukevent uk = kt_uk_timer(1, KEVENT_REQ_ONESHOT, 9);
+
+		kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(g.result, -EINTR, "SA_RESTART: got %d (a restart, then the event, is 1)",
+		     g.result);
+	close(kfd);
+}
+
 /* D47: the EINTR opt-in is a revision-2 rule. */
 KTEST_REVS(rev2, eintr_with_revision_1_einval, 2, KTEST_OPEN)
 {
