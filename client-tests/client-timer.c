@@ -87,18 +87,36 @@ KTEST(timer, periodic_refires)
 	close(kfd);
 }
 
-/* Expiries while the kevent is ready merge into one; the last time is kept. */
+/*
+ * Expiries while the kevent is ready merge into one; the last time is kept.
+ * Each round lets 30 periods pass unread, waits until the kevent is ready
+ * and takes exactly one event.  Its stamp, counted from the end of the
+ * previous take (or from before the ADD), is about 300 ms where the last
+ * time is kept and about 10 ms where the first one is; a backend whose
+ * timer thread a loaded machine starves for the whole 300 ms sees only
+ * the first expiry, so up to five rounds: a backend keeping the first time
+ * never shows 150 ms, one keeping the last shows it in the first round
+ * where its timers ran.
+ */
 KTEST(timer, merged_expiries_keep_last_time)
 {
 	int kfd = kt_open(O_RDWR);
 	struct ukevent out[4];
+	__s32 best = -1;
 
-	__u32 t_add = kt_now_ms32();
+	__u32 from = kt_now_ms32();
 	kt_add_queued(kfd, kt_uk_timer(10, 0, 3));
-	kt_sleep_ms(300);	/* the subject: 30 periods pass unread */
-	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "merged expiries must give one event");
-	__s32 d = ms_diff(out[0].ret_data[0], t_add);
-	cr_assert(d >= 150, "stamp %d ms after ADD after 300 ms of 10 ms expiries: not the last expiry", d);
+	for (int r = 0; r < 5 && best < 150; r++) {
+		kt_sleep_ms(300);	/* the subject: 30 periods pass unread */
+		cr_assert(kt_wait_ready(kfd, 1, 10000), "round %d: the periodic timer not ready", r);
+		cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "round %d: merged expiries must give one event", r);
+		__s32 d = ms_diff(out[0].ret_data[0], from);
+		cr_log_info("round %d: stamp %d ms after the previous take", r, d);
+		best = d > best ? d : best;
+		from = kt_now_ms32();
+	}
+	cr_assert(best >= 150, "stamps at most %d ms after the previous take, after 300 ms of 10 ms "
+		  "expiries in each of 5 rounds: not the last expiry", best);
 	close(kfd);
 }
 
