@@ -19,11 +19,10 @@
 KTEST(get, max_zero_returns_at_once)
 {
 	int kfd = kt_open(O_RDWR);
-	__u64 t0 = kt_now_ns();
 
+	/* With no timeout to end a wait, the return itself shows none happened. */
 	cr_assert_eq(kevent_get_events(kfd, 0, 0, KEVENT_TIMEOUT_INFINITE, (void *)(uintptr_t)16, 0), 0,
 		     "max_nr 0: %s", strerror(errno));
-	cr_assert(kt_now_ns() - t0 < KT_MS(10000));
 	close(kfd);
 }
 
@@ -99,6 +98,7 @@ KTEST(get, timeout_expires)
 	__u64 dt = kt_now_ns() - t0;
 	cr_assert(dt >= KT_MS(95), "returned after %llu ns, before the 100 ms timeout",
 		  (unsigned long long)dt);
+	/* The rule is a time: the timeout ends the wait.  200 times it, for a loaded machine. */
 	cr_assert(dt < KT_MS(20000), "100 ms timeout took %llu ns", (unsigned long long)dt);
 	close(kfd);
 }
@@ -257,10 +257,9 @@ KTEST(get, large_timeout_not_zero)
 static void assert_nonblocking(int kfd, const char *how)
 {
 	struct ukevent out[2];
-	__u64 t0 = kt_now_ns();
 
+	/* No timeout and nothing ready: a call that waited would not return 0. */
 	cr_assert_eq(kt_get(kfd, 1, 2, KEVENT_TIMEOUT_INFINITE, out), 0, "%s: a non-blocking get", how);
-	cr_assert(kt_now_ns() - t0 < KT_MS(10000), "%s: blocked", how);
 }
 
 KTEST(get, nonblock_at_open)
@@ -314,7 +313,7 @@ static void *sig_waiter(void *arg)
 {
 	struct ukevent out[2];
 
-	sig_ret = kevent_get_events(sig_kfd, 1, 2, KT_MS(30000), out, 0);
+	sig_ret = kevent_get_events(sig_kfd, 1, 2, KT_MS(90000), out, 0);
 	if (sig_ret < 0)
 		sig_ret = -errno;
 	return NULL;
@@ -337,7 +336,12 @@ KTEST(get, signal_returns_ready_not_eintr)
 	pthread_join(th, NULL);
 	cr_assert_neq(sig_ret, -EINTR, "a signal gave EINTR (D22)");
 	cr_assert_eq(sig_ret, 0, "interrupted with nothing ready: %d", sig_ret);
-	cr_assert(kt_now_ns() - t0 < KT_MS(25000), "the signal did not end the wait");
+	/*
+	 * The signal's end of the wait and the timeout's both return 0: only
+	 * the time tells them apart.  The timeout is 90 s, so only a call
+	 * that sat it out fails, however loaded the machine.
+	 */
+	cr_assert(kt_now_ns() - t0 < KT_MS(80000), "the signal did not end the wait");
 	close(sig_kfd);
 }
 
@@ -593,8 +597,15 @@ KTEST(get, raw_ioctl_after_fcntl_per_backend)
 {
 	int kfd = kt_open(O_RDWR);
 	struct ukevent out[2];
+	/*
+	 * The module must not wait: a timeout long enough (60 s) that only a
+	 * call that waited it out fails, whatever the machine's load.  CUSE
+	 * and fuse wait it out, so there it stays 300 ms (never early).
+	 */
+	int module = kt_backend() == KEVENT_BACKEND_MODULE;
 	struct kevent_get_events_arg a = {
-		.min_nr = 1, .max_nr = 2, .timeout_ns = KT_MS(300), .events = (__u64)(uintptr_t)out,
+		.min_nr = 1, .max_nr = 2, .timeout_ns = KT_MS(module ? 60000 : 300),
+		.events = (__u64)(uintptr_t)out,
 	};
 
 	kt_add_queued(kfd, kt_uk_timer(3600000, 0, 1));
@@ -602,8 +613,8 @@ KTEST(get, raw_ioctl_after_fcntl_per_backend)
 	__u64 t0 = kt_now_ns();
 	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_GET_EVENTS, &a), 0);
 	__u64 dt = kt_now_ns() - t0;
-	if (kt_backend() == KEVENT_BACKEND_MODULE)
-		cr_assert(dt < KT_MS(290), "module: f_flags O_NONBLOCK ignored (waited %llu ns)",
+	if (module)
+		cr_assert(dt < KT_MS(30000), "module: f_flags O_NONBLOCK ignored (waited %llu ns)",
 			  (unsigned long long)dt);
 	else
 		cr_assert(dt >= KT_MS(295), "cuse: returned after %llu ns; the daemon cannot see fcntl",

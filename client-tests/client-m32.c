@@ -211,9 +211,8 @@ static int t_nonblock_and_timeout(void)
 	CHECK(now_ns() - t0 >= 95000000ULL, "100 ms timeout returned after %llu ns",
 	      (unsigned long long)(now_ns() - t0));
 	CHECK(fcntl(kfd, F_SETFL, O_NONBLOCK) == 0, "fcntl");
-	t0 = now_ns();
+	/* No timeout and nothing ready: a call that waited would not return 0. */
 	CHECK(kevent_get_events(kfd, 1, 2, KEVENT_TIMEOUT_INFINITE, out, 0) == 0, "non-blocking");
-	CHECK(now_ns() - t0 < 10000000000ULL, "non-blocking call blocked");
 	close(kfd);
 	return 0;
 }

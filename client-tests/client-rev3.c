@@ -20,9 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,154 +286,59 @@ KTEST_REVS(rev3, ready_before_expiry_delivers_count_0, 3, KTEST_OPEN)
 	close(kfd);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static __u64 p99(__u64 *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(n * 99 + 99) / 100 - 1];
-}
-
-#define PREC_N 60		/* timer pairs per round */
-#define PREC_ROUNDS 4
-#define PREC_ATTEMPTS 3
+#define PREC_N 60		/* expiries per round */
+#define PREC_ROUNDS 3
 #define PREC_STEP_NS 1500000ULL	/* 1.5 ms between expiries */
-#define PREC_KFD PREC_N		/* the kevent fd's epoll tag */
-
-struct prec {
-	int ep, kfd, tfd[PREC_N];
-	__u64 sched[PREC_N];
-	unsigned int nk, nt;	/* lateness samples so far */
-	__u64 lk[PREC_N * PREC_ROUNDS], lt[PREC_N * PREC_ROUNDS];
-};
-
-static void prec_take_kevents(struct prec *p)
-{
-	struct ukevent out[PREC_N];
-	int k = kt_get(p->kfd, 1, PREC_N, 0, out);
-	__u64 now = kt_now_ns();
-
-	cr_assert_geq(k, 0, "GET_EVENTS: %s", strerror(-k));
-	for (int j = 0; j < k; j++) {
-		__u32 i = out[j].user[0];
-
-		cr_assert_lt(i, PREC_N);
-		check_fired(out[j], i, 1, "precision timer");
-		/* Never early: nanoseconds honoured, not rounded down to a ms. */
-		cr_assert_geq(now, p->sched[i], "timer %u dequeued %llu ns before its expiry",
-			      i, (unsigned long long)(p->sched[i] - now));
-		p->lk[p->nk++] = now - p->sched[i];
-	}
-}
-
-static void prec_take_timerfd(struct prec *p, unsigned int i)
-{
-	uint64_t c;
-
-	cr_assert_eq(read(p->tfd[i], &c, sizeof(c)), (ssize_t)sizeof(c));
-	p->lt[p->nt++] = kt_now_ns() - p->sched[i];
-	epoll_ctl(p->ep, EPOLL_CTL_DEL, p->tfd[i], NULL);
-	close(p->tfd[i]);
-}
 
 /*
- * One round: PREC_N expiries, each armed twice, as a timerfd and as a POSIX
- * timer (ABSTIME, CLOCK_MONOTONIC, ONESHOT).  One thread waits for both in
- * one epoll (the kevent fd is readable while a kevent is ready), so a
- * descheduled test process delays both alike; lateness is the time of the
- * read or dequeue minus the set expiry.
+ * D58, D59: nanosecond expiries.  PREC_N expiries 1.5 ms apart, each off
+ * any millisecond boundary by a different number of nanoseconds (ABSTIME,
+ * CLOCK_MONOTONIC, ONESHOT), in PREC_ROUNDS rounds: every one comes, once,
+ * and none is dequeued before its expiry (a backend rounding to the
+ * millisecond below would serve some early).  How late they come is a
+ * speed, measured against timerfds for the same instants by
+ * bench/daemon/ptimer.c (bench-daemon-ptimer), not asserted here.
  */
-static void prec_round(struct prec *p)
+KTEST_REVS(rev3, ns_expiries_never_early, 3, KTEST_OPEN)
 {
-	struct ukevent_ext e[PREC_N];
-	unsigned int want_k = p->nk + PREC_N, want_t = p->nt + PREC_N;
-	__u64 base = kt_now_ns() + 20000000ULL;
-
-	for (unsigned int i = 0; i < PREC_N; i++) {
-		struct epoll_event ee = { .events = EPOLLIN, .data.u32 = i };
-		struct itimerspec its;
-
-		p->sched[i] = base + i * PREC_STEP_NS + 333333 + 7 * i;
-		memset(&its, 0, sizeof(its));
-		its.it_value.tv_sec = (time_t)(p->sched[i] / NSEC);
-		its.it_value.tv_nsec = (long)(p->sched[i] % NSEC);
-		p->tfd[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		cr_assert(p->tfd[i] >= 0);
-		cr_assert_eq(timerfd_settime(p->tfd[i], TFD_TIMER_ABSTIME, &its, NULL), 0);
-		cr_assert_eq(epoll_ctl(p->ep, EPOLL_CTL_ADD, p->tfd[i], &ee), 0);
-		e[i] = ptimer(i, KEVENT_CLOCK_MONOTONIC, KEVENT_TIMER_ABSTIME, p->sched[i], 0,
-			      KEVENT_REQ_ONESHOT, i);
-	}
-	cr_assert_eq(kt_ctl_ext(p->kfd, KEVENT_CTL_ADD, PREC_N, e), 0, "ADD of %u timers", PREC_N);
-	while (p->nk < want_k || p->nt < want_t) {
-		struct epoll_event ev[PREC_N + 1];
-		int k = epoll_wait(p->ep, ev, PREC_N + 1, 5000);
-
-		cr_assert_gt(k, 0, "nothing within 5 s (%u of %u kevents, %u of %u timerfds)",
-			     p->nk, want_k, p->nt, want_t);
-		for (int j = 0; j < k; j++) {
-			if (ev[j].data.u32 == PREC_KFD)
-				prec_take_kevents(p);
-			else
-				prec_take_timerfd(p, ev[j].data.u32);
-		}
-	}
-}
-
-/* One attempt of PREC_ROUNDS rounds: the two p99 latenesses. */
-static void prec_attempt(int kfd, __u64 *pk, __u64 *pt)
-{
-	static struct prec p;
-	struct epoll_event ee = { .events = EPOLLIN, .data.u32 = PREC_KFD };
-
-	memset(&p, 0, sizeof(p));
-	p.kfd = kfd;
-	p.ep = epoll_create1(EPOLL_CLOEXEC);
-	cr_assert(p.ep >= 0);
-	cr_assert_eq(epoll_ctl(p.ep, EPOLL_CTL_ADD, kfd, &ee), 0, "epoll of the kevent fd");
-	for (unsigned int r = 0; r < PREC_ROUNDS; r++)
-		prec_round(&p);
-	close(p.ep);
-	*pk = p99(p.lk, p.nk);
-	*pt = p99(p.lt, p.nt);
-}
-
-/*
- * D58, D59: nanosecond expiries.  Expiries 1.5 ms apart, off any ms
- * boundary, never served early; the p99 lateness of the POSIX timers is at
- * most 3 times that of bare timerfds armed for the same instants and read
- * by the same thread.  A ratio, not a time; the daemon is one more process
- * to schedule, so on a loaded machine a spike of its own can cost one
- * attempt: the best of PREC_ATTEMPTS counts, each one is logged.
- */
-KTEST_REVS(rev3, ns_precision_against_timerfd, 3, KTEST_OPEN)
-{
-	unsigned int budget = kt_backend_info()->limits[KEVENT_LIMIT_EXPIRIES].cap;
 	int kfd = kt_open(O_RDWR);
-	__u64 pk = 0, pt = 0;
 
-	/* About 670 expiries a second: a smaller per-uid budget delays some by design (B7). */
-	if (budget && budget < 2000)
-		cr_skip_test("the daemon's expiry budget is %u a second (--max-expiries): it delays "
-			     "this test's ~670 a second on purpose, lateness is not the timers'",
-			     budget);
 	kt_require_room(KEVENT_LIMIT_TIMERS, PREC_N);
-	for (unsigned int a = 0; a < PREC_ATTEMPTS; a++) {
-		prec_attempt(kfd, &pk, &pt);
-		cr_log_info("attempt %u: p99 lateness: POSIX timers %llu ns, timerfds %llu ns "
-			    "(ratio %.2f)", a + 1, (unsigned long long)pk, (unsigned long long)pt,
-			    pt ? (double)pk / (double)pt : 0.0);
-		if (pk <= 3 * pt)
-			break;
+	for (unsigned int r = 0; r < PREC_ROUNDS; r++) {
+		struct ukevent_ext e[PREC_N];
+		__u64 sched[PREC_N], base = kt_now_ns() + 20000000ULL;
+		unsigned char seen[PREC_N] = { 0 };
+		unsigned int got = 0;
+
+		for (unsigned int i = 0; i < PREC_N; i++) {
+			sched[i] = base + i * PREC_STEP_NS + 333333 + 7 * i;
+			e[i] = ptimer(i, KEVENT_CLOCK_MONOTONIC, KEVENT_TIMER_ABSTIME, sched[i], 0,
+				      KEVENT_REQ_ONESHOT, i);
+		}
+		cr_assert_eq(kt_ctl_ext(kfd, KEVENT_CTL_ADD, PREC_N, e), 0, "ADD of %u timers", PREC_N);
+		while (got < PREC_N) {
+			struct ukevent out[PREC_N];
+			/* A generous wait: only a lost expiry sits out a minute. */
+			int k = kt_get(kfd, 1, PREC_N, KT_MS(60000), out);
+			__u64 now = kt_now_ns();
+
+			cr_assert_gt(k, 0, "round %u: %u of %u expiries came (GET_EVENTS %d)", r, got,
+				     PREC_N, k);
+			for (int j = 0; j < k; j++) {
+				__u32 i = out[j].user[0];
+
+				cr_assert_lt(i, PREC_N);
+				cr_assert(!seen[i], "timer %u delivered twice", i);
+				seen[i] = 1;
+				check_fired(out[j], i, 1, "nanosecond timer");
+				/* Never early: nanoseconds honoured, not rounded down to a ms. */
+				cr_assert_geq(now, sched[i], "timer %u dequeued %llu ns before its expiry",
+					      i, (unsigned long long)(sched[i] - now));
+			}
+			got += (unsigned int)k;
+		}
+		cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT timers freed at delivery");
 	}
-	cr_assert_leq(pk, 3 * pt, "p99 lateness of POSIX timers %llu ns > 3 x timerfd's %llu ns "
-		      "in each of %d attempts", (unsigned long long)pk, (unsigned long long)pt,
-		      PREC_ATTEMPTS);
 	close(kfd);
 }
 

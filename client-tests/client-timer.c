@@ -21,8 +21,12 @@ KTEST(timer, oneshot_fires_once)
 
 	__u32 t_add = kt_now_ms32();
 	kt_add_queued(kfd, uk);
-	cr_assert_eq(kt_get(kfd, 1, 2, 0, out), 0, "a 50 ms timer fired after 0 ms");
-	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "a 50 ms timer did not fire within 5 s");
+	/* Not ready at once; unless this process was descheduled for the whole period. */
+	int r0 = kt_get(kfd, 1, 2, 0, out);
+	__s32 t_r0 = ms_diff(kt_now_ms32(), t_add);
+	cr_assert(r0 == 0 || (r0 == 1 && t_r0 >= 49), "a 50 ms timer fired within %d ms (%d)", t_r0, r0);
+	if (r0 == 0)
+		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "a 50 ms timer did not fire within 5 s");
 	__u32 t_got = kt_now_ms32();
 	cr_assert_eq(out[0].type, (__u32)KEVENT_TIMER);
 	cr_assert_eq(out[0].id.raw[0], 50u);
@@ -46,18 +50,21 @@ KTEST(timer, periodic_refires)
 {
 	int kfd = kt_open(O_RDWR);
 	struct ukevent out[2];
-	__u32 stamp[4], called[4], back[4];
+	__u32 stamp[4], back[4];
 
 	/*
 	 * The i-th delivery is of the (i+1)-th expiry or a later one, so its
 	 * stamp is at least ADD + 30 (i+1) ms; after a dequeue only a later
-	 * expiry can fire, so each stamp is at least the time the previous
-	 * GET_EVENTS was called; and no stamp lies after its delivery.
+	 * expiry can fire, so each stamp is a later grid point than the
+	 * previous delivery's (a whole period on, 1 ms for the truncation); and
+	 * no stamp lies after its delivery.  Not "after the previous
+	 * GET_EVENTS was called": a grid point passed before that call but
+	 * seen by a backend that runs late (a loaded machine) is delivered with
+	 * its own time, after the call (A9 stamps the grid point).
 	 */
 	__u32 t_add = kt_now_ms32();
 	kt_add_queued(kfd, kt_uk_timer(30, 0, 2));
 	for (int i = 0; i < 4; i++) {
-		called[i] = kt_now_ms32();
 		cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "periodic expiry %d missing", i);
 		back[i] = kt_now_ms32();
 		cr_assert_eq(out[0].user[0], 2u);
@@ -68,9 +75,9 @@ KTEST(timer, periodic_refires)
 		cr_assert(d >= 30 * (i + 1) - 1, "delivery %d stamped %d ms after ADD (period 30)", i, d);
 		cr_assert(ms_diff(back[i], stamp[i]) >= -1, "delivery %d stamped after it returned", i);
 		if (i)
-			cr_assert(ms_diff(stamp[i], called[i - 1]) >= -1,
-				  "delivery %d stamped %d ms before the previous dequeue", i,
-				  -ms_diff(stamp[i], called[i - 1]));
+			cr_assert(ms_diff(stamp[i], stamp[i - 1]) >= 29,
+				  "delivery %d stamped %d ms after the previous one (period 30): "
+				  "an expiry delivered twice", i, ms_diff(stamp[i], stamp[i - 1]));
 	}
 	cr_assert_eq(kt_queue_kevents(kfd), 1u, "a periodic timer must stay registered");
 	struct ukevent r = kt_uk_timer(30, 0, 2);
@@ -80,18 +87,36 @@ KTEST(timer, periodic_refires)
 	close(kfd);
 }
 
-/* Expiries while the kevent is ready merge into one; the last time is kept. */
+/*
+ * Expiries while the kevent is ready merge into one; the last time is kept.
+ * Each round lets 30 periods pass unread, waits until the kevent is ready
+ * and takes exactly one event.  Its stamp, counted from the end of the
+ * previous take (or from before the ADD), is about 300 ms where the last
+ * time is kept and about 10 ms where the first one is; a backend whose
+ * timer thread a loaded machine starves for the whole 300 ms sees only
+ * the first expiry, so up to five rounds: a backend keeping the first time
+ * never shows 150 ms, one keeping the last shows it in the first round
+ * where its timers ran.
+ */
 KTEST(timer, merged_expiries_keep_last_time)
 {
 	int kfd = kt_open(O_RDWR);
 	struct ukevent out[4];
+	__s32 best = -1;
 
-	__u32 t_add = kt_now_ms32();
+	__u32 from = kt_now_ms32();
 	kt_add_queued(kfd, kt_uk_timer(10, 0, 3));
-	kt_sleep_ms(300);	/* the subject: 30 periods pass unread */
-	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "merged expiries must give one event");
-	__s32 d = ms_diff(out[0].ret_data[0], t_add);
-	cr_assert(d >= 150, "stamp %d ms after ADD after 300 ms of 10 ms expiries: not the last expiry", d);
+	for (int r = 0; r < 5 && best < 150; r++) {
+		kt_sleep_ms(300);	/* the subject: 30 periods pass unread */
+		cr_assert(kt_wait_ready(kfd, 1, 10000), "round %d: the periodic timer not ready", r);
+		cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1, "round %d: merged expiries must give one event", r);
+		__s32 d = ms_diff(out[0].ret_data[0], from);
+		cr_log_info("round %d: stamp %d ms after the previous take", r, d);
+		best = d > best ? d : best;
+		from = kt_now_ms32();
+	}
+	cr_assert(best >= 150, "stamps at most %d ms after the previous take, after 300 ms of 10 ms "
+		  "expiries in each of 5 rounds: not the last expiry", best);
 	close(kfd);
 }
 
@@ -127,7 +152,9 @@ KTEST(timer, first_expiry_between_add_bounds)
 /*
  * A9: a MODIFY without FIRED is refused (-EINVAL) and stops the timer; a
  * valid MODIFY restarts it on a new grid from the MODIFY's time, so its
- * first stamp lies in [ms before the MODIFY + period, ms after + period].
+ * first stamp lies in [ms before the MODIFY + period, ms after + period],
+ * or a whole number of periods later where a loaded machine lets the
+ * backend see the expiry late (it reports the latest grid point reached).
  */
 KTEST(timer, modify_restart_new_grid)
 {
@@ -149,9 +176,10 @@ KTEST(timer, modify_restart_new_grid)
 	cr_assert_eq(m.ret_flags, (__u32)KEVENT_RET_DONE, "ret_flags %#x", m.ret_flags);
 	cr_assert_eq(kt_get(kfd, 1, 2, KT_MS(5000), out), 1, "the restarted timer did not fire");
 	__u32 stamp = out[0].ret_data[0];
-	cr_assert(ms_diff(stamp, before + 100) >= 0 && ms_diff(stamp, after + 100) <= 0,
-		  "MODIFY between %u and %u ms, period 100: first stamp %u, want within [%u, %u]",
-		  before, after, stamp, before + 100, after + 100);
+	__s32 lo = ms_diff(stamp, before), span = ms_diff(after, before);
+	cr_assert(lo >= 100 && lo % 100 <= span,
+		  "MODIFY between %u and %u ms, period 100: first stamp %u, want within "
+		  "[%u + 100k, %u + 100k], k >= 1", before, after, stamp, before, after);
 	close(kfd);
 }
 

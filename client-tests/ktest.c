@@ -2,13 +2,18 @@
 /* The client suite's shared helpers; see ktest.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <linux/magic.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -305,6 +310,93 @@ void kt_require_room(unsigned int limit_idx, unsigned int n)
 			cr_skip_test("per-uid cap %u: cap %u, used %u, this test needs %u more",
 				     idx[i], l->cap, l->used, n);
 	}
+}
+
+/* FNV-1a over the test's suite, name and revision: a uid of its own. */
+static uid_t own_uid_of(const char *suite, const char *name, int rev)
+{
+	char key[256];
+	uint32_t h = 2166136261u;
+
+	snprintf(key, sizeof(key), "%s/%s/%d", suite, name, rev);
+	for (const char *p = key; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 16777619u;
+	}
+	return (uid_t)(KT_OWN_UID_BASE + h % KT_OWN_UID_SPAN);
+}
+
+/* Become uid (and gid uid, no other groups) for good: 0 or -errno. */
+static int become(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) ||
+	    setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
+/* open(device, O_RDWR) as uid, in a child: 0 or the errno. */
+static int open_as(uid_t uid)
+{
+	pid_t pid = fork();
+	int st, fd;
+
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int err = become(uid);
+
+		if (!err) {
+			fd = open(kt_device(), O_RDWR | O_CLOEXEC);
+			err = fd < 0 ? -errno : 0;
+		}
+		_exit(-err > 0 && -err < 256 ? -err : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	cr_assert(WIFEXITED(st), "the open as uid %u did not exit (status %#x)", (unsigned int)uid, st);
+	return WEXITSTATUS(st);
+}
+
+uid_t kt_own_uid(void)
+{
+	const struct criterion_test *t = criterion_current_test;
+	uid_t uid = own_uid_of(t && t->category ? t->category : "?", t && t->name ? t->name : "?",
+			       running_rev);
+	int err;
+
+	if (geteuid() != 0)
+		cr_skip_test("not root: this test fills a per-uid cap (D18, B7) and needs a uid of its "
+			     "own (setresuid), else it takes the cap from every test running beside it");
+	err = open_as(uid);
+	if (err)
+		cr_skip_test("%s cannot be opened as this test's own uid %u: %s (the CUSE node's or "
+			     "the FUSE file's mode, or a directory on the way); it fills a per-uid cap "
+			     "and must not do so as the uid the other tests share", kt_device(),
+			     (unsigned int)uid, strerror(err));
+	err = become(uid);
+	cr_assert_eq(err, 0, "setresuid(%u): %s", (unsigned int)uid, strerror(-err));
+	/* INFO's limits[].used is the caller's uid's: read it again as this one. */
+	backend_known = 0;
+	kt_backend_info();
+	return uid;
+}
+
+void kt_lock_backend(void)
+{
+	struct stat st;
+	char path[96];
+	int fd, r;
+
+	cr_assert_eq(stat(kt_device(), &st), 0, "stat(%s): %s", kt_device(), strerror(errno));
+	snprintf(path, sizeof(path), "/tmp/kevent-test-%s-%" PRIx64 ".lock",
+		 S_ISCHR(st.st_mode) ? "rdev" : "dev",
+		 (uint64_t)(S_ISCHR(st.st_mode) ? st.st_rdev : st.st_dev));
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	cr_assert(fd >= 0, "open(%s): %s", path, strerror(errno));
+	while ((r = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+		;
+	cr_assert_eq(r, 0, "flock(%s): %s", path, strerror(errno));
+	/* Held, with fd, until this test's process exits. */
 }
 
 struct ukevent kt_uk(unsigned int type, __u32 id0, __u32 id1, unsigned int event,

@@ -161,6 +161,33 @@ int kt_clock_shift(long sec);
 /* Skip unless n more kevents of this kind fit under the per-uid caps (B7). */
 void kt_require_room(unsigned int limit_idx, unsigned int n);
 
+/*
+ * The per-uid caps (D18, B7) are counted by the caller's uid, and the
+ * client programs run their tests in parallel, all as one uid: a test
+ * that fills a cap would take it from every other test beside it.  Such a
+ * test calls kt_own_uid() first: it takes a uid of its own, derived from
+ * the test's name and revision (a hash into [KT_OWN_UID_BASE,
+ * KT_OWN_UID_BASE + KT_OWN_UID_SPAN)), with the same gid and no
+ * supplementary groups, for the rest of the test's process (Criterion forks
+ * each test).  INFO's per-uid use (kt_backend_info()) is read again as
+ * that uid.  It skips, with the reason, when the process is not root or
+ * when the device cannot be opened as that uid (the CUSE node's mode, the
+ * FUSE file's --mode, a directory on the way).
+ */
+#define KT_OWN_UID_BASE 0x4b000000u
+#define KT_OWN_UID_SPAN 0x01000000u
+uid_t kt_own_uid(void);
+/*
+ * A few tests fill what the backend has once, not per uid (the daemon's
+ * descriptors behind 4095 or a cap's worth of fd kevents, its workers held
+ * by a running-request cap): they call kt_lock_backend() first, before
+ * kt_own_uid(), and so run one at a time among themselves, whatever the
+ * program and the --jobs.  An flock on /tmp/kevent-test-<key>.lock, key the
+ * device's st_rdev (a CUSE or module node) or st_dev (the FUSE mount),
+ * held until the test's process exits.
+ */
+void kt_lock_backend(void);
+
 /* ukevent builders; cookie goes to user[0], ~cookie to user[1]. */
 struct ukevent kt_uk_timer(unsigned int ms, unsigned int req_flags, __u32 cookie);
 struct ukevent kt_uk_poll(int fd, unsigned int event, unsigned int req_flags, __u32 cookie);

@@ -490,15 +490,9 @@ def run_clients(d, clients, work, rows):
     for prog in clients:
         name = os.path.basename(prog)
         tap = os.path.join(work, name + '.tap')
+        # Criterion's parallel jobs: the tests that fill a per-uid cap run
+        # as a uid of their own (kt_own_uid(), client-tests/ktest.h).
         cmd = [prog, f'--tap={tap}']
-        # The limits tests fill the per-uid caps of the one uid this suite
-        # runs as (and hold its running requests); beside them, any other
-        # test of that uid would meet the cap.  One at a time, as on the
-        # guest's single vCPU.  client-scale too: its 1000 blocked callers
-        # are running requests until they park, and the revision-1 and
-        # revision-2 instances of one test side by side reach the cap.
-        if name in ('client-limits', 'client-scale'):
-            cmd.append('--jobs=1')
         log = os.path.join(work, name + '.log')
         rc = run_program(cmd, d.device, log, d.link)
         if isinstance(rc, OSError):
