@@ -65,6 +65,7 @@ struct kq {
 	dev_t dev_rdev;
 	mode_t dev_mode;
 	pid_t pid;		/* the process that made it (fork rule) */
+	unsigned int rev;	/* the queue's ABI revision (SET_ABI), 1 without */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;
 	pthread_mutex_t lock;

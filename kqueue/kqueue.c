@@ -753,6 +753,65 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 	return r;
 }
 
+/* ---- the revision ---- */
+
+/* The highest revision this library is written for. */
+#define KQ_REV_KNOWN KEVENT_ABI_REVISION
+
+/*
+ * KQUEUE_KEVENT_REVISION: the highest revision the caller lets a kqueue
+ * use.  Unset or empty: no cap.  Otherwise a decimal number from 1 up, digits
+ * only (no sign, no blank); anything else is -EINVAL.
+ */
+static int revision_cap(unsigned int *cap)
+{
+	const char *s = getenv("KQUEUE_KEVENT_REVISION");
+	unsigned long v;
+	char *end;
+
+	*cap = UINT_MAX;
+	if (!s || !*s)
+		return 0;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > UINT_MAX)
+		return -EINVAL;
+	*cap = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * Put the new queue fd on the highest revision the device serves (INFO's
+ * abi_revision), this library knows and the environment allows; before its
+ * first CTL, as SET_ABI wants (abi.md A12).  Revision 1 is the queue as it
+ * opens: no SET_ABI, the 2006 path, also for a device that serves only 1
+ * or answers no INFO.
+ */
+static int choose_revision(struct kq *kq)
+{
+	struct kevent_info info;
+	unsigned int cap, rev = KQ_REV_KNOWN;
+	int r = revision_cap(&cap);
+
+	kq->rev = 1;
+	if (r < 0)
+		return r;
+	if (kevent_info(kq->fd, &info) < 0)
+		return 0;
+	if (info.abi_revision < rev)
+		rev = info.abi_revision;
+	if (cap < rev)
+		rev = cap;
+	if (rev <= 1)
+		return 0;
+	if (kevent_set_abi(kq->fd, rev, 0) < 0)
+		return -errno;
+	kq->rev = rev;
+	return 0;
+}
+
 /* ---- used by the registry ---- */
 
 int kqf_kq_init(struct kq *kq, int fd)
@@ -767,6 +826,10 @@ int kqf_kq_init(struct kq *kq, int fd)
 	l_init(&kq->cands);
 	l_init(&kq->orphans);
 	pthread_mutex_init(&kq->lock, NULL);
+	kq->wake_fd = -1;
+	r = choose_revision(kq);
+	if (r < 0)
+		return r;
 	kq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (kq->wake_fd < 0)
 		return -errno;
