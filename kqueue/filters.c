@@ -313,12 +313,20 @@ void kqf_filter_enable(struct knote *kn)
 
 /* ---- EVFILT_USER ---- */
 
-void kqf_user_touch(struct knote *kn, const struct kevent *kev)
+/*
+ * The library keeps fflags (NOTE_FFAND, NOTE_FFOR, NOTE_FFCOPY), data and
+ * whether the knote is triggered on every revision: the device's user event
+ * merges its values by OR only, has no data word, and is delivered once per
+ * trigger where kqueue keeps a knote without EV_CLEAR triggered.  On a
+ * revision-3 queue a trigger is also the device's: READY on the knote's
+ * KEVENT_USER kevent, which wakes waiters and makes the kqueue fd readable.
+ * Returns 1 when the device was given the trigger, 0, or a negative errno.
+ */
+int kqf_user_touch(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	unsigned int ff = kev->fflags & NOTE_FFLAGSMASK;
+	int r;
 
-	if (kev->fflags & NOTE_TRIGGER)
-		kn->hook = true;
 	switch (kev->fflags & NOTE_FFCTRLMASK) {
 	case NOTE_FFAND: kn->sfflags &= ff; break;
 	case NOTE_FFOR: kn->sfflags |= ff; break;
@@ -326,6 +334,32 @@ void kqf_user_touch(struct knote *kn, const struct kevent *kev)
 	default: break;	/* NOTE_FFNOP */
 	}
 	kn->sdata = kev->data;
+	if (!(kev->fflags & NOTE_TRIGGER))
+		return 0;
+	kn->hook = true;
+	if (!kn->dev_user)
+		return 0;
+	r = kqf_dev_user_ready(kq, kn);
+	return r < 0 ? r : 1;
+}
+
+static int attach_user(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	int r;
+
+	kn->kind = K_USER;
+	kn->sfflags = 0;
+	if (kq->dev_user) {
+		r = kqf_dev_user_add(kq, kn);
+		if (r < 0)
+			return r;
+	}
+	r = kqf_user_touch(kq, kn, kev);
+	if (r < 0 && kn->dev_on) {
+		kqf_dev_remove(kq, kn);	/* not in the tables yet: the caller frees kn */
+		kn->dev_on = false;
+	}
+	return r < 0 ? r : 0;
 }
 
 /* ---- EVFILT_PROC ---- */
@@ -621,10 +655,7 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
 		return timer_arm(kn);
 	case EVFILT_USER:
-		kn->kind = K_USER;
-		kn->sfflags = 0;
-		kqf_user_touch(kn, kev);
-		return 0;
+		return attach_user(kq, kn, kev);
 	case EVFILT_PROC:
 		return attach_proc(kn, kev);
 	case EVFILT_VNODE:
@@ -638,10 +669,8 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 
 int kqf_filter_modify(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
-	if (kn->kind == K_USER) {
-		kqf_user_touch(kn, kev);
-		return 0;
-	}
+	if (kn->kind == K_USER)
+		return kqf_user_touch(kq, kn, kev);
 	kn->sfflags = kev->fflags;
 	kn->sdata = kev->data;
 	if (kn->kind == K_TIMER) {

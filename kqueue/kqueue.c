@@ -3,13 +3,16 @@
  * libkqueue-kevent: kqueue(2) and kevent(2) of FreeBSD over /dev/kevent.
  *
  * A kqueue is a /dev/kevent queue fd plus the library's table of knotes,
- * keyed by (ident, filter) as kqueue keys them.  The device is the wake-up
- * source: every fd the library watches (the client's pipes and sockets, its
- * own timerfds, pidfds, inotify fd and wake eventfd) is a revision-1 poll
- * kevent whose cookie is the knote's serial.  What revision 1 cannot carry
- * (level triggering, ready-at-ADD registration, data and EV_EOF, user
- * events, signals) is done here, at delivery: kqueue-kevent(3) has the
- * table.  Errors are negative errno inside, set in errno once in kevent().
+ * keyed by (ident, filter) as kqueue keys them.  kqueue() puts the queue on
+ * the highest revision the device serves (KQUEUE_KEVENT_REVISION caps it).
+ * The device is the wake-up source: every fd the library watches (the
+ * client's pipes and sockets, its own timerfds, pidfds, inotify fd and wake
+ * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
+ * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent.  What
+ * the queue's revision cannot carry (level triggering, ready-at-ADD
+ * registration, data and EV_EOF, user fflags and data, signals) is done
+ * here, at delivery: kqueue-kevent(3) has the table.  Errors are negative
+ * errno inside, set in errno once in kevent().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -175,11 +178,62 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
 	return 0;
 }
 
-static void dev_remove(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+/*
+ * Revision 3: kn's EVFILT_USER as a KEVENT_USER kevent (abi.md D62), its id
+ * and cookie the knote's serial; the type is part of the key there (D63).
+ */
+static void uk_fill_user(struct ukevent *uk, const struct knote *kn)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->id.raw_u64 = kn->serial;
+	uk->type = KEVENT_USER;
+	uk->user[0] = (__u32)kn->serial;
+	uk->user[1] = (__u32)(kn->serial >> 32);
+}
+
+/* Register kn's user kevent: 0 or a negative errno. */
+int kqf_dev_user_add(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill_user(&uk, kn);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
+	if (r < 0)
+		return -errno;
+	if (r > 0)	/* answered: refused (a user event is never ready at ADD) */
+		return (uk.ret_flags & KEVENT_RET_BROKEN) && (int)uk.ret_data[1] < 0 ?
+			(int)uk.ret_data[1] : -EIO;
+	kn->dev_on = true;
+	kn->dev_user = true;
+	return 0;
+}
+
+/*
+ * NOTE_TRIGGER: make kn's user kevent ready (D49).  The device then wakes
+ * a blocked caller and reports the kqueue fd readable by itself; a trigger
+ * of one that is ready already merges into it (D62).
+ */
+int kqf_dev_user_ready(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill_user(&uk, kn);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_READY, 1, &uk);
+	if (r < 0)
+		return -errno;
+	return r == 1 ? 0 : -EIO;
+}
+
+void kqf_dev_remove(struct kq *kq, const struct knote *kn)
 {
 	struct ukevent uk;
 
-	uk_fill(&uk, fd, events, serial);
+	if (kn->dev_user)
+		uk_fill_user(&uk, kn);
+	else
+		uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
 	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
 }
 
@@ -243,7 +297,7 @@ int kqf_arm(struct kq *kq, struct knote *kn)
 void kqf_knote_free(struct kq *kq, struct knote *kn)
 {
 	if (kn->dev_on)
-		dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+		kqf_dev_remove(kq, kn);
 	kn->dev_on = false;
 	l_del(&kn->cand);
 	l_del(&kn->orph);
@@ -295,7 +349,7 @@ static bool worth_a_look(const struct knote *kn)
 
 static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
-	int r;
+	int r = 0;
 
 	if (kev->flags & EV_DELETE) {
 		kqf_knote_free(kq, kn);
@@ -304,11 +358,11 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 	if (kev->flags & EV_ADD) {
 		kn->kev.udata = kev->udata;
 		r = kqf_filter_modify(kq, kn, kev);
-		if (r < 0)
-			return r;
 	} else if (kn->kind == K_USER) {
-		kqf_user_touch(kn, kev);
+		r = kqf_user_touch(kq, kn, kev);
 	}
+	if (r < 0)
+		return r;
 	if (kev->flags & EV_DISABLE) {
 		kn->disabled = true;
 	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
@@ -316,8 +370,11 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 			kqf_filter_enable(kn);
 		kn->disabled = false;
 	}
-	/* kqueue re-evaluates an enabled knote at every change (level rule). */
-	if (!kn->disabled && worth_a_look(kn))
+	/*
+	 * kqueue re-evaluates an enabled knote at every change (level rule);
+	 * a trigger the device was given (r 1) comes back from it.
+	 */
+	if (!kn->disabled && worth_a_look(kn) && r != 1)
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -364,8 +421,11 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 	}
 	if (kn->kind == K_TIMER)
 		orphan(kq, kn);
-	/* Ready at ADD, or a filter the library decides alone: look at once. */
-	if ((r == 1 || kn->watch_fd < 0) && worth_a_look(kn))
+	/*
+	 * Ready at ADD, or a filter the library decides alone: look at once
+	 * (a user event on the device: its trigger comes back from there).
+	 */
+	if ((r == 1 || (kn->watch_fd < 0 && !kn->dev_user)) && worth_a_look(kn))
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -514,7 +574,7 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 			continue;	/* deleted meanwhile: its cookie is never reused */
 		if (uk[i].ret_flags & KEVENT_RET_BROKEN) {
 			/* Out of its origin for good (abi.md section 2.5): drop it. */
-			dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+			kqf_dev_remove(kq, kn);
 			kn->dev_on = false;
 			kn->dev_broken = true;
 		}
@@ -809,6 +869,9 @@ static int choose_revision(struct kq *kq)
 	if (kevent_set_abi(kq->fd, rev, 0) < 0)
 		return -errno;
 	kq->rev = rev;
+	/* What the queue's revision brings: INFO tells it on that queue. */
+	if (kevent_info(kq->fd, &info) == 0)
+		kq->dev_user = info.features & KEVENT_FEAT_USER;
 	return 0;
 }
 

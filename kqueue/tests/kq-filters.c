@@ -4,7 +4,9 @@
  * EVFILT_SIGNAL, EVFILT_PROC and EVFILT_VNODE.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "kqt.h"
+#include "libkevent.h"
 
 /* ---- EVFILT_TIMER ---- */
 
@@ -344,6 +347,90 @@ KQT(user, trigger_from_another_thread_wakes_a_waiter)
 	cr_assert_eq(kevent(kq, NULL, 0, &e, 1, NULL), 1, "woken: %s", strerror(errno));
 	cr_assert_eq(e.filter, EVFILT_USER);
 	pthread_join(t, NULL);
+}
+
+/* A trigger with no kevent() call after it: the kqueue fd reads ready. */
+KQT(user, trigger_makes_the_kqueue_fd_readable)
+{
+	int kq = kqt_kqueue();
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+	struct kevent e;
+
+	kqt_ok(kq, 7, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 0), 0, "readable before any trigger");
+	kqt_ok(kq, 7, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "not readable 10 s after the trigger");
+	e = kqt_get(kq, "the trigger");
+	cr_assert_eq(e.ident, 7);
+	kqt_quiet(kq, 50, "one trigger, one event");
+}
+
+/*
+ * kqueue-kevent(3): on a queue whose revision serves KEVENT_USER each user
+ * knote is a device kevent and a trigger makes it ready there; below that
+ * revision the library alone holds it.  INFO on the kqueue fd tells.
+ */
+KQT(user, carried_by_the_device_from_revision_3)
+{
+	int kq = kqt_kqueue();
+	unsigned int highest, rev = kqt_revision(kq, &highest);
+	struct kevent_info a, b, c, d;
+	bool dev;
+
+	(void)highest;
+	cr_assert_eq(kevent_info(kq, &a), 0);
+	dev = rev >= 3 && (a.features & KEVENT_FEAT_USER);
+	cr_assert_eq(dev, rev >= 3, "revision %u queue, features %#x", rev, a.features);
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &b), 0);
+	cr_assert_eq(b.queue_kevents, a.queue_kevents + (dev ? 1 : 0),
+		     "revision %u: %u device kevents after EV_ADD, %u before", rev,
+		     b.queue_kevents, a.queue_kevents);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &c), 0);
+	if (dev)
+		cr_assert_eq(c.queue_ready, b.queue_ready + 1, "trigger: %u ready, %u before",
+			     c.queue_ready, b.queue_ready);
+	kqt_get(kq, "the trigger");
+	kqt_ok(kq, 1, EVFILT_USER, EV_DELETE, 0, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &d), 0);
+	cr_assert_eq(d.queue_kevents, a.queue_kevents, "EV_DELETE left %u device kevents of %u",
+		     d.queue_kevents, a.queue_kevents);
+}
+
+/* Triggers before a collection are one event; one after it is another. */
+KQT(user, triggers_before_a_collection_are_one_event)
+{
+	int kq = kqt_kqueue();
+	struct kevent e[4];
+
+	kqt_ok(kq, 3, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		kqt_ok(kq, 3, EVFILT_USER, 0, NOTE_TRIGGER | NOTE_FFOR | (1u << i), 0, NULL);
+	cr_assert_eq(kqt_wait(kq, e, 4, 10000), 1);
+	cr_assert_eq(e[0].fflags, 7u, "fflags %#x", e[0].fflags);
+	kqt_quiet(kq, 50, "merged triggers");
+	kqt_ok(kq, 3, EVFILT_USER, 0, NOTE_TRIGGER, 5, NULL);
+	cr_assert_eq(kqt_wait(kq, e, 4, 10000), 1);
+	cr_assert(e[0].fflags == 7u && e[0].data == 5, "fflags %#x data %ld", e[0].fflags,
+		  (long)e[0].data);
+	kqt_quiet(kq, 50, "one trigger after the collection");
+}
+
+/* A user event and a timer with the same ident are two kevents. */
+KQT(user, same_ident_as_a_timer_is_another_kevent)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 9, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 60000, NULL);
+	kqt_ok(kq, 9, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 9, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(kq, "the user event");
+	cr_assert_eq(e.filter, EVFILT_USER);
+	kqt_ok(kq, 9, EVFILT_USER, EV_DELETE, 0, 0, NULL);
+	kqt_ok(kq, 9, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	cr_assert_eq(kqt_change(kq, 9, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL), -ENOENT);
 }
 
 /* ---- EVFILT_SIGNAL ---- */
