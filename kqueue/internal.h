@@ -18,7 +18,8 @@ struct link {
 enum kind {
 	K_FD,		/* pipe, socket, other pollable fd: a poll kevent on it */
 	K_FILE,		/* regular file: the library alone (D14 says always ready) */
-	K_TIMER,	/* timerfd watched by a poll kevent */
+	K_TIMER,	/* revision 3: a KEVENT_POSIX_TIMER kevent (a period of at */
+			/* least 100 us); else a timerfd watched by a poll kevent */
 	K_USER,		/* revision 3: a KEVENT_USER kevent; else the library alone, */
 			/* woken through the wake eventfd */
 	K_SIGNAL,	/* the library's signalfd, read by a helper thread */
@@ -37,6 +38,7 @@ struct knote {
 	bool dev_on;		/* a device kevent is registered */
 	bool dev_broken;	/* the device refused or broke it: re-checked only */
 	bool dev_user;		/* EVFILT_USER on a KEVENT_USER kevent (revision 3) */
+	bool dev_timer;		/* EVFILT_TIMER on a KEVENT_POSIX_TIMER kevent (revision 3) */
 	bool listening;		/* K_FD: a listening socket */
 	bool is_socket;
 	bool is_pipe;
@@ -69,6 +71,7 @@ struct kq {
 	pid_t pid;		/* the process that made it (fork rule) */
 	unsigned int rev;	/* the queue's ABI revision (SET_ABI), 1 without */
 	bool dev_user;		/* the queue serves KEVENT_USER: EVFILT_USER goes there */
+	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;
 	pthread_mutex_t lock;

@@ -8,7 +8,8 @@
  * The device is the wake-up source: every fd the library watches (the
  * client's pipes and sockets, its own timerfds, pidfds, inotify fd and wake
  * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
- * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent.  What
+ * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
+ * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us).  What
  * the queue's revision cannot carry (level triggering, ready-at-ADD
  * registration, data and EV_EOF, user fflags and data, signals) is done
  * here, at delivery: kqueue-kevent(3) has the table.  Errors are negative
@@ -179,16 +180,52 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
 }
 
 /*
- * Revision 3: kn's EVFILT_USER as a KEVENT_USER kevent (abi.md D62), its id
- * and cookie the knote's serial; the type is part of the key there (D63).
+ * Revision 3: kn's EVFILT_USER as a KEVENT_USER kevent (abi.md D62), its
+ * EVFILT_TIMER as a KEVENT_POSIX_TIMER (D58), the id and cookie the knote's
+ * serial; the type is part of the key there (D63).
  */
-static void uk_fill_user(struct ukevent *uk, const struct knote *kn)
+static void uk_fill_kn(struct ukevent *uk, const struct knote *kn, unsigned int type)
 {
 	memset(uk, 0, sizeof(*uk));
 	uk->id.raw_u64 = kn->serial;
-	uk->type = KEVENT_USER;
+	uk->type = type;
 	uk->user[0] = (__u32)kn->serial;
 	uk->user[1] = (__u32)(kn->serial >> 32);
+}
+
+static void uk_fill_user(struct ukevent *uk, const struct knote *kn)
+{
+	uk_fill_kn(uk, kn, KEVENT_USER);
+}
+
+/*
+ * ADD (registers it), MODIFY (re-arms it, dropping what is pending: D61) or
+ * QUERY (reads the time left and the interval into *ts) kn's POSIX timer.
+ * 0 or a negative errno.
+ */
+int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct kevent_timer_spec *ts)
+{
+	struct ukevent_ext e;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	uk_fill_kn(&e.ev, kn, KEVENT_POSIX_TIMER);
+	e.ev.event = KEVENT_TIMER_FIRED;
+	if (cmd != KEVENT_CTL_QUERY)
+		e.ext.timer = *ts;
+	r = kevent_ctl_ext(kq->fd, cmd, 1, &e);
+	if (r < 0)
+		return -errno;
+	if (cmd == KEVENT_CTL_ADD ? r > 0 : (e.ev.ret_flags & KEVENT_RET_BROKEN))
+		return (e.ev.ret_flags & KEVENT_RET_BROKEN) && (int)e.ev.ret_data[1] < 0 ?
+			(int)e.ev.ret_data[1] : -EIO;
+	if (cmd == KEVENT_CTL_QUERY)
+		*ts = e.ext.timer;
+	if (cmd == KEVENT_CTL_ADD) {
+		kn->dev_on = true;
+		kn->dev_timer = true;
+	}
+	return 0;
 }
 
 /* Register kn's user kevent: 0 or a negative errno. */
@@ -232,6 +269,8 @@ void kqf_dev_remove(struct kq *kq, const struct knote *kn)
 
 	if (kn->dev_user)
 		uk_fill_user(&uk, kn);
+	else if (kn->dev_timer)
+		uk_fill_kn(&uk, kn, KEVENT_POSIX_TIMER);
 	else
 		uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
 	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
@@ -358,6 +397,8 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 	if (kev->flags & EV_ADD) {
 		kn->kev.udata = kev->udata;
 		r = kqf_filter_modify(kq, kn, kev);
+		if (r == 0 && kn->kind == K_TIMER && !kn->dev_timer)
+			orphan(kq, kn);	/* a timerfd now: watched by its expiry time too */
 	} else if (kn->kind == K_USER) {
 		r = kqf_user_touch(kq, kn, kev);
 	}
@@ -367,7 +408,7 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		kn->disabled = true;
 	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
 		if (kn->disabled)
-			kqf_filter_enable(kn);
+			kqf_filter_enable(kq, kn);
 		kn->disabled = false;
 	}
 	/*
@@ -419,7 +460,7 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 		kqf_knote_free(kq, kn);
 		return r;
 	}
-	if (kn->kind == K_TIMER)
+	if (kn->kind == K_TIMER && !kn->dev_timer)
 		orphan(kq, kn);
 	/*
 	 * Ready at ADD, or a filter the library decides alone: look at once
@@ -472,7 +513,7 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		kn->disabled = true;
 	if (out->flags & EV_CLEAR) {
 		kqf_filter_clear(kn, out);
-		if (kn->kind == K_TIMER)
+		if (kn->kind == K_TIMER && !kn->dev_timer)
 			orphan(kq, kn);	/* watched by its expiry time too */
 		/*
 		 * Not watched by the device: an orphan until the next call
@@ -572,6 +613,12 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 		kn = by_serial(kq, serial);
 		if (!kn)
 			continue;	/* deleted meanwhile: its cookie is never reused */
+		if (kn->dev_timer && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
+			/* grid points since its last delivery (D58) */
+			uint64_t c = kn->count + uk[i].ret_data[0];
+
+			kn->count = c > (uint64_t)INTPTR_MAX ? (uint64_t)INTPTR_MAX : c;
+		}
 		if (uk[i].ret_flags & KEVENT_RET_BROKEN) {
 			/* Out of its origin for good (abi.md section 2.5): drop it. */
 			kqf_dev_remove(kq, kn);
@@ -870,8 +917,10 @@ static int choose_revision(struct kq *kq)
 		return -errno;
 	kq->rev = rev;
 	/* What the queue's revision brings: INFO tells it on that queue. */
-	if (kevent_info(kq->fd, &info) == 0)
+	if (kevent_info(kq->fd, &info) == 0) {
 		kq->dev_user = info.features & KEVENT_FEAT_USER;
+		kq->dev_timer = info.features & KEVENT_FEAT_POSIX_TIMER;
+	}
 	return 0;
 }
 

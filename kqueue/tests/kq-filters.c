@@ -196,6 +196,71 @@ KQT(timer, two_timers_are_two_idents)
 	cr_assert_neq(ev[0].ident, ev[1].ident);
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* data is the number of periods passed since the last report, no more. */
+KQT(timer, count_follows_the_clock)
+{
+	int kq = kqt_kqueue();
+	struct timespec t0;
+	struct kevent e;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 20, NULL);
+	usleep(300000);
+	e = kqt_get(kq, "20 ms timer after 300 ms");
+	ms = ms_since(&t0);
+	cr_assert(e.data >= 14 && e.data <= ms / 20 + 1, "data %ld after %ld ms", (long)e.data, ms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	usleep(100000);
+	e = kqt_get(kq, "100 ms later");
+	ms = ms_since(&t0);
+	cr_assert(e.data >= 4 && e.data <= ms / 20 + 2, "data %ld %ld ms after a report",
+		  (long)e.data, ms);
+}
+
+/*
+ * A period below the device's minimum interval (kqueue-kevent(3): 100 us)
+ * is a timer all the same, on every revision.
+ */
+KQT(timer, period_under_100_us_fires_and_counts)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_USECONDS, 50, NULL);
+	usleep(20000);
+	e = kqt_get(kq, "50 us timer after 20 ms");
+	cr_assert_geq(e.data, 2, "data %ld", (long)e.data);
+	kqt_get(kq, "again");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 20, "deleted");
+}
+
+/* A new period moves the timer between the device and the library and back. */
+KQT(timer, new_period_across_the_minimum_interval)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 3600000, (void *)1);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_NSECONDS, 60000, (void *)2);
+	e = kqt_get(kq, "the 60 us period");
+	cr_assert_eq(e.udata, (void *)2);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 3600000, (void *)3);
+	kqt_quiet(kq, 50, "back to an hour: nothing pending");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, (void *)4);
+	e = kqt_get(kq, "the 10 ms period");
+	cr_assert(e.udata == (void *)4 && e.data >= 1, "udata %p data %ld", e.udata, (long)e.data);
+}
+
 /* ---- EVFILT_USER ---- */
 
 KQT(user, added_is_quiet)
