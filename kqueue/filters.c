@@ -412,7 +412,12 @@ static int attach_user(struct kq *kq, struct knote *kn, const struct kevent *kev
 	kn->sfflags = 0;
 	if (kq->dev_user) {
 		r = kqf_dev_user_add(kq, kn);
-		if (r < 0)
+		/*
+		 * The queue full (abi.md A4: EINVAL) or the uid's kevent cap
+		 * reached (ENOSPC): the library alone holds this one, as below
+		 * revision 3, so a kqueue takes as many user events as before.
+		 */
+		if (r < 0 && r != -EINVAL && r != -ENOSPC)
 			return r;
 	}
 	r = kqf_user_touch(kq, kn, kev);

@@ -482,6 +482,34 @@ KQT(user, triggers_before_a_collection_are_one_event)
 	kqt_quiet(kq, 50, "one trigger after the collection");
 }
 
+/* More user events than a device queue holds (4095): each still works. */
+KQT(user, more_than_a_device_queue_holds)
+{
+	enum { N = 4200, BATCH = 200 };
+	int kq = kqt_kqueue();
+	struct kevent ch[BATCH], e[4];
+	int n = 0;
+
+	for (int i = 0; i < N; i += BATCH) {
+		for (int j = 0; j < BATCH; j++)
+			EV_SET(&ch[j], (uintptr_t)(i + j + 1), EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+		cr_assert_eq(kevent(kq, ch, BATCH, NULL, 0, NULL), 0, "adding %d..: %s", i + 1,
+			     strerror(errno));
+	}
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, N, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	while (n < 2) {
+		int k = kqt_wait(kq, e + n, 4 - n, 10000);
+
+		cr_assert_gt(k, 0, "%d of the 2 triggered events in 10 s", n);
+		n += k;
+	}
+	cr_assert_eq(n, 2);
+	cr_assert(e[0].ident + e[1].ident == 1 + N, "idents %lu and %lu", (unsigned long)e[0].ident,
+		  (unsigned long)e[1].ident);
+	kqt_quiet(kq, 20, "two triggers, two events");
+}
+
 /* A user event and a timer with the same ident are two kevents. */
 KQT(user, same_ident_as_a_timer_is_another_kevent)
 {
