@@ -242,13 +242,11 @@ static int check_file(struct knote *kn, struct kevent *out)
 
 /* ---- EVFILT_TIMER ---- */
 
-static int timer_arm(struct knote *kn)
+/* The period (or, with NOTE_ABSTIME, the time since the epoch) in ns. */
+static int timer_ns(const struct knote *kn, int64_t *ns)
 {
-	struct itimerspec its = { 0 };
 	unsigned int unit = kn->sfflags & (NOTE_SECONDS | NOTE_MSECONDS | NOTE_USECONDS | NOTE_NSECONDS);
-	bool abs = kn->sfflags & NOTE_ABSTIME;
-	int64_t ns, mult;
-	int fd;
+	int64_t mult;
 
 	if (kn->sdata < 0)
 		return -EINVAL;
@@ -262,12 +260,64 @@ static int timer_arm(struct knote *kn)
 	}
 	if ((int64_t)kn->sdata > INT64_MAX / mult)
 		return -EINVAL;
-	ns = (int64_t)kn->sdata * mult;
+	*ns = (int64_t)kn->sdata * mult;
+	if (*ns == 0)
+		*ns = 1;	/* 0: at once (FreeBSD), and a period of one tick at most */
+	return 0;
+}
+
+static struct kevent_timespec kts(int64_t ns)
+{
+	struct kevent_timespec t = { .tv_sec = ns / 1000000000, .tv_nsec = (__u32)(ns % 1000000000) };
+
+	return t;
+}
+
+/*
+ * Revision 3: the timer is a POSIX timer of the device (abi.md D58, D59):
+ * its grid counts the expirations, so data needs no timerfd and no look at
+ * the expiry time.  A period under the device's minimum interval (D59:
+ * 100 us) stays a timerfd of the library, and so does a timer the device
+ * refuses for its per-uid timer cap.  1: on the device; 0: not for it.
+ */
+static int timer_on_device(struct kq *kq, struct knote *kn, int64_t ns)
+{
+	bool abs = kn->sfflags & NOTE_ABSTIME;
+	bool periodic = !abs && !(kn->kev.flags & EV_ONESHOT);
+	struct kevent_timer_spec ts = { .clock = KEVENT_CLOCK_MONOTONIC };
+	int r;
+
+	if (!kq->dev_timer || (periodic && ns < KEVENT_TIMER_MIN_INTERVAL_NS))
+		return 0;
+	if (abs) {
+		ts.clock = KEVENT_CLOCK_REALTIME;
+		ts.flags = KEVENT_TIMER_ABSTIME;
+	}
+	ts.value = kts(ns);
+	if (periodic)
+		ts.interval = ts.value;
+	r = kqf_dev_timer(kq, kn, KEVENT_CTL_ADD, &ts);
+	if (r == -ENOSPC)
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+static int timer_arm(struct kq *kq, struct knote *kn)
+{
+	struct itimerspec its = { 0 };
+	bool abs = kn->sfflags & NOTE_ABSTIME;
+	int64_t ns;
+	int fd, r;
+
+	r = timer_ns(kn, &ns);
+	if (r < 0)
+		return r;
+	r = timer_on_device(kq, kn, ns);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	fd = timerfd_create(abs ? CLOCK_REALTIME : CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ns == 0)
-		ns = 1;	/* 0: at once (FreeBSD), and a period of one tick at most */
 	its.it_value.tv_sec = ns / 1000000000;
 	its.it_value.tv_nsec = ns % 1000000000;
 	if (!abs && !(kn->kev.flags & EV_ONESHOT))
@@ -287,7 +337,8 @@ static int check_timer(struct knote *kn, struct kevent *out)
 {
 	uint64_t v;
 
-	if (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+	/* A device timer's count comes with its events (take_device). */
+	if (!kn->dev_timer && read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
 		kn->count += v;
 	if (!kn->count)
 		return 0;
@@ -298,27 +349,45 @@ static int check_timer(struct knote *kn, struct kevent *out)
 /*
  * A timer enabled again starts counting afresh: the expirations while it
  * was disabled are dropped, as the Linux ports and macOS do (FreeBSD keeps
- * them; kqueue-kevent(3) NOTES).
+ * them; kqueue-kevent(3) NOTES).  A device timer is re-armed on its own
+ * grid (QUERY, then MODIFY with the time left: D61 drops what is pending).
  */
-void kqf_filter_enable(struct knote *kn)
+void kqf_filter_enable(struct kq *kq, struct knote *kn)
 {
+	struct kevent_timer_spec ts;
 	uint64_t v;
 
 	if (kn->kind != K_TIMER)
 		return;
-	while (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
-		;
 	kn->count = 0;
+	if (!kn->dev_timer) {
+		while (read(kn->watch_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			;
+		return;
+	}
+	if (kqf_dev_timer(kq, kn, KEVENT_CTL_QUERY, &ts) < 0)
+		return;
+	ts.flags = 0;
+	ts.clock = KEVENT_CLOCK_MONOTONIC;	/* the time left is relative */
+	(void)kqf_dev_timer(kq, kn, KEVENT_CTL_MODIFY, &ts);
 }
 
 /* ---- EVFILT_USER ---- */
 
-void kqf_user_touch(struct knote *kn, const struct kevent *kev)
+/*
+ * The library keeps fflags (NOTE_FFAND, NOTE_FFOR, NOTE_FFCOPY), data and
+ * whether the knote is triggered on every revision: the device's user event
+ * merges its values by OR only, has no data word, and is delivered once per
+ * trigger where kqueue keeps a knote without EV_CLEAR triggered.  On a
+ * revision-3 queue a trigger is also the device's: READY on the knote's
+ * KEVENT_USER kevent, which wakes waiters and makes the kqueue fd readable.
+ * Returns 1 when the device was given the trigger, 0, or a negative errno.
+ */
+int kqf_user_touch(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	unsigned int ff = kev->fflags & NOTE_FFLAGSMASK;
+	int r;
 
-	if (kev->fflags & NOTE_TRIGGER)
-		kn->hook = true;
 	switch (kev->fflags & NOTE_FFCTRLMASK) {
 	case NOTE_FFAND: kn->sfflags &= ff; break;
 	case NOTE_FFOR: kn->sfflags |= ff; break;
@@ -326,6 +395,37 @@ void kqf_user_touch(struct knote *kn, const struct kevent *kev)
 	default: break;	/* NOTE_FFNOP */
 	}
 	kn->sdata = kev->data;
+	if (!(kev->fflags & NOTE_TRIGGER))
+		return 0;
+	kn->hook = true;
+	if (!kn->dev_user)
+		return 0;
+	r = kqf_dev_user_ready(kq, kn);
+	return r < 0 ? r : 1;
+}
+
+static int attach_user(struct kq *kq, struct knote *kn, const struct kevent *kev)
+{
+	int r;
+
+	kn->kind = K_USER;
+	kn->sfflags = 0;
+	if (kq->dev_user) {
+		r = kqf_dev_user_add(kq, kn);
+		/*
+		 * The queue full (abi.md A4: EINVAL) or the uid's kevent cap
+		 * reached (ENOSPC): the library alone holds this one, as below
+		 * revision 3, so a kqueue takes as many user events as before.
+		 */
+		if (r < 0 && r != -EINVAL && r != -ENOSPC)
+			return r;
+	}
+	r = kqf_user_touch(kq, kn, kev);
+	if (r < 0 && kn->dev_on) {
+		kqf_dev_remove(kq, kn);	/* not in the tables yet: the caller frees kn */
+		kn->dev_on = false;
+	}
+	return r < 0 ? r : 0;
 }
 
 /* ---- EVFILT_PROC ---- */
@@ -619,12 +719,9 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 	case EVFILT_TIMER:
 		kn->kind = K_TIMER;
 		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
-		return timer_arm(kn);
+		return timer_arm(kq, kn);
 	case EVFILT_USER:
-		kn->kind = K_USER;
-		kn->sfflags = 0;
-		kqf_user_touch(kn, kev);
-		return 0;
+		return attach_user(kq, kn, kev);
 	case EVFILT_PROC:
 		return attach_proc(kn, kev);
 	case EVFILT_VNODE:
@@ -638,21 +735,25 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 
 int kqf_filter_modify(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
-	if (kn->kind == K_USER) {
-		kqf_user_touch(kn, kev);
-		return 0;
-	}
+	if (kn->kind == K_USER)
+		return kqf_user_touch(kq, kn, kev);
 	kn->sfflags = kev->fflags;
 	kn->sdata = kev->data;
 	if (kn->kind == K_TIMER) {
-		/* A new period takes effect at once: a new timerfd, nothing pending. */
-		int old = kn->watch_fd, r;
+		/*
+		 * A new period takes effect at once, with nothing pending: the
+		 * old timer goes (its device kevent, its timerfd), a new one comes.
+		 */
+		int r;
 
-		kqf_filter_detach(kq, kn);	/* device kevent removed below */
-		(void)old;
+		if (kn->dev_on)
+			kqf_dev_remove(kq, kn);
+		kn->dev_on = false;
+		kn->dev_timer = false;
+		kqf_filter_detach(kq, kn);
 		kn->count = 0;
 		kn->watch_fd = -1;
-		r = timer_arm(kn);
+		r = timer_arm(kq, kn);
 		if (r < 0)
 			return r;
 		r = kqf_arm(kq, kn);

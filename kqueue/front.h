@@ -8,6 +8,11 @@
 /* kqueue.c */
 int kqf_sys_close(int fd);
 int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial);
+void kqf_dev_remove(struct kq *kq, const struct knote *kn);
+int kqf_dev_user_add(struct kq *kq, struct knote *kn);
+int kqf_dev_user_ready(struct kq *kq, struct knote *kn);
+struct kevent_timer_spec;
+int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct kevent_timer_spec *ts);
 int kqf_arm(struct kq *kq, struct knote *kn);
 void kqf_candidate(struct kq *kq, struct knote *kn);
 struct knote *kqf_lookup(struct kq *kq, uintptr_t ident, short filter);
@@ -30,8 +35,8 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out);
 void kqf_filter_clear(struct knote *kn, const struct kevent *out);
 void kqf_filter_detach(struct kq *kq, struct knote *kn);
 bool kqf_is_stale(const struct knote *kn);
-void kqf_filter_enable(struct knote *kn);
-void kqf_user_touch(struct knote *kn, const struct kevent *kev);
+void kqf_filter_enable(struct kq *kq, struct knote *kn);
+int kqf_user_touch(struct kq *kq, struct knote *kn, const struct kevent *kev);
 void kqf_vnode_read(struct kq *kq);
 void kqf_signal_forget(void);
 

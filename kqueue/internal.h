@@ -18,8 +18,10 @@ struct link {
 enum kind {
 	K_FD,		/* pipe, socket, other pollable fd: a poll kevent on it */
 	K_FILE,		/* regular file: the library alone (D14 says always ready) */
-	K_TIMER,	/* timerfd watched by a poll kevent */
-	K_USER,		/* the library alone, woken through the wake eventfd */
+	K_TIMER,	/* revision 3: a KEVENT_POSIX_TIMER kevent (a period of at */
+			/* least 100 us); else a timerfd watched by a poll kevent */
+	K_USER,		/* revision 3: a KEVENT_USER kevent; else the library alone, */
+			/* woken through the wake eventfd */
 	K_SIGNAL,	/* the library's signalfd, read by a helper thread */
 	K_PROC,		/* pidfd watched by a poll kevent */
 	K_VNODE,	/* the library's inotify fd watched by a poll kevent */
@@ -35,6 +37,8 @@ struct knote {
 	bool disabled;
 	bool dev_on;		/* a device kevent is registered */
 	bool dev_broken;	/* the device refused or broke it: re-checked only */
+	bool dev_user;		/* EVFILT_USER on a KEVENT_USER kevent (revision 3) */
+	bool dev_timer;		/* EVFILT_TIMER on a KEVENT_POSIX_TIMER kevent (revision 3) */
 	bool listening;		/* K_FD: a listening socket */
 	bool is_socket;
 	bool is_pipe;
@@ -65,6 +69,9 @@ struct kq {
 	dev_t dev_rdev;
 	mode_t dev_mode;
 	pid_t pid;		/* the process that made it (fork rule) */
+	unsigned int rev;	/* the queue's ABI revision (SET_ABI), 1 without */
+	bool dev_user;		/* the queue serves KEVENT_USER: EVFILT_USER goes there */
+	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;
 	pthread_mutex_t lock;

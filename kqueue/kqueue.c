@@ -3,13 +3,17 @@
  * libkqueue-kevent: kqueue(2) and kevent(2) of FreeBSD over /dev/kevent.
  *
  * A kqueue is a /dev/kevent queue fd plus the library's table of knotes,
- * keyed by (ident, filter) as kqueue keys them.  The device is the wake-up
- * source: every fd the library watches (the client's pipes and sockets, its
- * own timerfds, pidfds, inotify fd and wake eventfd) is a revision-1 poll
- * kevent whose cookie is the knote's serial.  What revision 1 cannot carry
- * (level triggering, ready-at-ADD registration, data and EV_EOF, user
- * events, signals) is done here, at delivery: kqueue-kevent(3) has the
- * table.  Errors are negative errno inside, set in errno once in kevent().
+ * keyed by (ident, filter) as kqueue keys them.  kqueue() puts the queue on
+ * the highest revision the device serves (KQUEUE_KEVENT_REVISION caps it).
+ * The device is the wake-up source: every fd the library watches (the
+ * client's pipes and sockets, its own timerfds, pidfds, inotify fd and wake
+ * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
+ * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
+ * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us).  What
+ * the queue's revision cannot carry (level triggering, ready-at-ADD
+ * registration, data and EV_EOF, user fflags and data, signals) is done
+ * here, at delivery: kqueue-kevent(3) has the table.  Errors are negative
+ * errno inside, set in errno once in kevent().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -175,11 +179,100 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
 	return 0;
 }
 
-static void dev_remove(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+/*
+ * Revision 3: kn's EVFILT_USER as a KEVENT_USER kevent (abi.md D62), its
+ * EVFILT_TIMER as a KEVENT_POSIX_TIMER (D58), the id and cookie the knote's
+ * serial; the type is part of the key there (D63).
+ */
+static void uk_fill_kn(struct ukevent *uk, const struct knote *kn, unsigned int type)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->id.raw_u64 = kn->serial;
+	uk->type = type;
+	uk->user[0] = (__u32)kn->serial;
+	uk->user[1] = (__u32)(kn->serial >> 32);
+}
+
+static void uk_fill_user(struct ukevent *uk, const struct knote *kn)
+{
+	uk_fill_kn(uk, kn, KEVENT_USER);
+}
+
+/*
+ * ADD (registers it), MODIFY (re-arms it, dropping what is pending: D61) or
+ * QUERY (reads the time left and the interval into *ts) kn's POSIX timer.
+ * 0 or a negative errno.
+ */
+int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct kevent_timer_spec *ts)
+{
+	struct ukevent_ext e;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	uk_fill_kn(&e.ev, kn, KEVENT_POSIX_TIMER);
+	e.ev.event = KEVENT_TIMER_FIRED;
+	if (cmd != KEVENT_CTL_QUERY)
+		e.ext.timer = *ts;
+	r = kevent_ctl_ext(kq->fd, cmd, 1, &e);
+	if (r < 0)
+		return -errno;
+	if (cmd == KEVENT_CTL_ADD ? r > 0 : (e.ev.ret_flags & KEVENT_RET_BROKEN))
+		return (e.ev.ret_flags & KEVENT_RET_BROKEN) && (int)e.ev.ret_data[1] < 0 ?
+			(int)e.ev.ret_data[1] : -EIO;
+	if (cmd == KEVENT_CTL_QUERY)
+		*ts = e.ext.timer;
+	if (cmd == KEVENT_CTL_ADD) {
+		kn->dev_on = true;
+		kn->dev_timer = true;
+	}
+	return 0;
+}
+
+/* Register kn's user kevent: 0 or a negative errno. */
+int kqf_dev_user_add(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill_user(&uk, kn);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
+	if (r < 0)
+		return -errno;
+	if (r > 0)	/* answered: refused (a user event is never ready at ADD) */
+		return (uk.ret_flags & KEVENT_RET_BROKEN) && (int)uk.ret_data[1] < 0 ?
+			(int)uk.ret_data[1] : -EIO;
+	kn->dev_on = true;
+	kn->dev_user = true;
+	return 0;
+}
+
+/*
+ * NOTE_TRIGGER: make kn's user kevent ready (D49).  The device then wakes
+ * a blocked caller and reports the kqueue fd readable by itself; a trigger
+ * of one that is ready already merges into it (D62).
+ */
+int kqf_dev_user_ready(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill_user(&uk, kn);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_READY, 1, &uk);
+	if (r < 0)
+		return -errno;
+	return r == 1 ? 0 : -EIO;
+}
+
+void kqf_dev_remove(struct kq *kq, const struct knote *kn)
 {
 	struct ukevent uk;
 
-	uk_fill(&uk, fd, events, serial);
+	if (kn->dev_user)
+		uk_fill_user(&uk, kn);
+	else if (kn->dev_timer)
+		uk_fill_kn(&uk, kn, KEVENT_POSIX_TIMER);
+	else
+		uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
 	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
 }
 
@@ -243,7 +336,7 @@ int kqf_arm(struct kq *kq, struct knote *kn)
 void kqf_knote_free(struct kq *kq, struct knote *kn)
 {
 	if (kn->dev_on)
-		dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+		kqf_dev_remove(kq, kn);
 	kn->dev_on = false;
 	l_del(&kn->cand);
 	l_del(&kn->orph);
@@ -295,7 +388,7 @@ static bool worth_a_look(const struct knote *kn)
 
 static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
-	int r;
+	int r = 0;
 
 	if (kev->flags & EV_DELETE) {
 		kqf_knote_free(kq, kn);
@@ -304,20 +397,25 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 	if (kev->flags & EV_ADD) {
 		kn->kev.udata = kev->udata;
 		r = kqf_filter_modify(kq, kn, kev);
-		if (r < 0)
-			return r;
+		if (r == 0 && kn->kind == K_TIMER && !kn->dev_timer)
+			orphan(kq, kn);	/* a timerfd now: watched by its expiry time too */
 	} else if (kn->kind == K_USER) {
-		kqf_user_touch(kn, kev);
+		r = kqf_user_touch(kq, kn, kev);
 	}
+	if (r < 0)
+		return r;
 	if (kev->flags & EV_DISABLE) {
 		kn->disabled = true;
 	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
 		if (kn->disabled)
-			kqf_filter_enable(kn);
+			kqf_filter_enable(kq, kn);
 		kn->disabled = false;
 	}
-	/* kqueue re-evaluates an enabled knote at every change (level rule). */
-	if (!kn->disabled && worth_a_look(kn))
+	/*
+	 * kqueue re-evaluates an enabled knote at every change (level rule);
+	 * a trigger the device was given (r 1) comes back from it.
+	 */
+	if (!kn->disabled && worth_a_look(kn) && r != 1)
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -362,10 +460,13 @@ static int apply_one(struct kq *kq, const struct kevent *kev)
 		kqf_knote_free(kq, kn);
 		return r;
 	}
-	if (kn->kind == K_TIMER)
+	if (kn->kind == K_TIMER && !kn->dev_timer)
 		orphan(kq, kn);
-	/* Ready at ADD, or a filter the library decides alone: look at once. */
-	if ((r == 1 || kn->watch_fd < 0) && worth_a_look(kn))
+	/*
+	 * Ready at ADD, or a filter the library decides alone: look at once
+	 * (a user event on the device: its trigger comes back from there).
+	 */
+	if ((r == 1 || (kn->watch_fd < 0 && !kn->dev_user)) && worth_a_look(kn))
 		kqf_candidate(kq, kn);
 	return 0;
 }
@@ -412,7 +513,7 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 		kn->disabled = true;
 	if (out->flags & EV_CLEAR) {
 		kqf_filter_clear(kn, out);
-		if (kn->kind == K_TIMER)
+		if (kn->kind == K_TIMER && !kn->dev_timer)
 			orphan(kq, kn);	/* watched by its expiry time too */
 		/*
 		 * Not watched by the device: an orphan until the next call
@@ -512,9 +613,15 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 		kn = by_serial(kq, serial);
 		if (!kn)
 			continue;	/* deleted meanwhile: its cookie is never reused */
+		if (kn->dev_timer && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
+			/* grid points since its last delivery (D58) */
+			uint64_t c = kn->count + uk[i].ret_data[0];
+
+			kn->count = c > (uint64_t)INTPTR_MAX ? (uint64_t)INTPTR_MAX : c;
+		}
 		if (uk[i].ret_flags & KEVENT_RET_BROKEN) {
 			/* Out of its origin for good (abi.md section 2.5): drop it. */
-			dev_remove(kq, kn->watch_fd, kn->watch_events, kn->serial);
+			kqf_dev_remove(kq, kn);
 			kn->dev_on = false;
 			kn->dev_broken = true;
 		}
@@ -753,6 +860,70 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 	return r;
 }
 
+/* ---- the revision ---- */
+
+/* The highest revision this library is written for. */
+#define KQ_REV_KNOWN KEVENT_ABI_REVISION
+
+/*
+ * KQUEUE_KEVENT_REVISION: the highest revision the caller lets a kqueue
+ * use.  Unset or empty: no cap.  Otherwise a decimal number from 1 up, digits
+ * only (no sign, no blank); anything else is -EINVAL.
+ */
+static int revision_cap(unsigned int *cap)
+{
+	const char *s = getenv("KQUEUE_KEVENT_REVISION");
+	unsigned long v;
+	char *end;
+
+	*cap = UINT_MAX;
+	if (!s || !*s)
+		return 0;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > UINT_MAX)
+		return -EINVAL;
+	*cap = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * Put the new queue fd on the highest revision the device serves (INFO's
+ * abi_revision), this library knows and the environment allows; before its
+ * first CTL, as SET_ABI wants (abi.md A12).  Revision 1 is the queue as it
+ * opens: no SET_ABI, the 2006 path, also for a device that serves only 1
+ * or answers no INFO.
+ */
+static int choose_revision(struct kq *kq)
+{
+	struct kevent_info info;
+	unsigned int cap, rev = KQ_REV_KNOWN;
+	int r = revision_cap(&cap);
+
+	kq->rev = 1;
+	if (r < 0)
+		return r;
+	if (kevent_info(kq->fd, &info) < 0)
+		return 0;
+	if (info.abi_revision < rev)
+		rev = info.abi_revision;
+	if (cap < rev)
+		rev = cap;
+	if (rev <= 1)
+		return 0;
+	if (kevent_set_abi(kq->fd, rev, 0) < 0)
+		return -errno;
+	kq->rev = rev;
+	/* What the queue's revision brings: INFO tells it on that queue. */
+	if (kevent_info(kq->fd, &info) == 0) {
+		kq->dev_user = info.features & KEVENT_FEAT_USER;
+		kq->dev_timer = info.features & KEVENT_FEAT_POSIX_TIMER;
+	}
+	return 0;
+}
+
 /* ---- used by the registry ---- */
 
 int kqf_kq_init(struct kq *kq, int fd)
@@ -767,6 +938,10 @@ int kqf_kq_init(struct kq *kq, int fd)
 	l_init(&kq->cands);
 	l_init(&kq->orphans);
 	pthread_mutex_init(&kq->lock, NULL);
+	kq->wake_fd = -1;
+	r = choose_revision(kq);
+	if (r < 0)
+		return r;
 	kq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (kq->wake_fd < 0)
 		return -errno;

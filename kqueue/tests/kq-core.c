@@ -5,7 +5,11 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "libkevent.h"
 
 #include "kqt.h"
 
@@ -35,6 +39,104 @@ KQT(api, two_kqueues_are_independent)
 	kqt_write(p[1], 1);
 	kqt_get(a, "watched in a");
 	kqt_quiet(b, 50, "nothing watched in b");
+}
+
+/*
+ * kqueue() puts its queue on the highest revision the device serves and
+ * the library knows, capped by KQUEUE_KEVENT_REVISION (kqueue-kevent(3)
+ * ENVIRONMENT); this instance's own setting first, then each revision.
+ */
+static unsigned int expected_revision(unsigned int highest)
+{
+	const char *cap = getenv("KQUEUE_KEVENT_REVISION");
+	unsigned int want = highest < KEVENT_ABI_REVISION ? highest : KEVENT_ABI_REVISION;
+
+	if (cap && *cap && strtoul(cap, NULL, 10) < want)
+		want = (unsigned int)strtoul(cap, NULL, 10);
+	return want;
+}
+
+static void works_on(int kq, unsigned int rev)
+{
+	int p[2];
+	struct kevent ev;
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 3);
+	ev = kqt_get(kq, "pipe with data");
+	cr_assert(ev.ident == (uintptr_t)p[0] && ev.data == 3,
+		  "revision %u: ident %lu data %ld", rev, (unsigned long)ev.ident, (long)ev.data);
+	close(p[0]);
+	close(p[1]);
+}
+
+KQT(api, kqueue_runs_on_the_revision_asked)
+{
+	unsigned int highest, rev, want;
+	char buf[16];
+	int kq = kqt_kqueue();
+
+	rev = kqt_revision(kq, &highest);
+	want = expected_revision(highest);
+	cr_assert_eq(rev, want, "KQUEUE_KEVENT_REVISION=%s, device serves up to %u: queue on %u",
+		     getenv("KQUEUE_KEVENT_REVISION") ? getenv("KQUEUE_KEVENT_REVISION") : "(unset)",
+		     highest, rev);
+	works_on(kq, rev);
+	close(kq);
+	for (unsigned int r = 1; r <= highest + 1; r++) {
+		snprintf(buf, sizeof(buf), "%u", r);
+		cr_assert_eq(setenv("KQUEUE_KEVENT_REVISION", buf, 1), 0);
+		kq = kqt_kqueue();
+		want = expected_revision(highest);
+		rev = kqt_revision(kq, NULL);
+		cr_assert_eq(rev, want, "KQUEUE_KEVENT_REVISION=%u: queue on %u, want %u", r, rev,
+			     want);
+		works_on(kq, rev);
+		close(kq);
+	}
+	/* Unset, and empty as for KEVENT_DEVICE: the highest both serve. */
+	for (int i = 0; i < 2; i++) {
+		if (i == 0)
+			unsetenv("KQUEUE_KEVENT_REVISION");
+		else
+			setenv("KQUEUE_KEVENT_REVISION", "", 1);
+		kq = kqt_kqueue();
+		rev = kqt_revision(kq, NULL);
+		cr_assert_eq(rev, highest < KEVENT_ABI_REVISION ? highest : KEVENT_ABI_REVISION,
+			     "KQUEUE_KEVENT_REVISION %s: queue on %u of %u", i ? "empty" : "unset",
+			     rev, highest);
+		close(kq);
+	}
+}
+
+static int open_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+KQT(api, bad_revision_in_the_environment_is_einval)
+{
+	static const char *const bad[] = {
+		"0", "-1", "+3", " 3", "3 ", "3x", "x", "0x3", "1.5", "99999999999999999999",
+	};
+	int kq = kqt_kqueue(), before;
+
+	close(kq);	/* the device answers: a failure below is the variable's */
+	before = open_fds();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(setenv("KQUEUE_KEVENT_REVISION", bad[i], 1), 0);
+		errno = 0;
+		kq = kqueue();
+		cr_assert(kq == -1 && errno == EINVAL, "KQUEUE_KEVENT_REVISION=\"%s\": %d (%s)",
+			  bad[i], kq, strerror(errno));
+		cr_assert_eq(open_fds(), before, "KQUEUE_KEVENT_REVISION=\"%s\" left an fd open",
+			     bad[i]);
+	}
 }
 
 KQT(api, bad_descriptor_is_ebadf)

@@ -4,7 +4,9 @@
  * EVFILT_SIGNAL, EVFILT_PROC and EVFILT_VNODE.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "kqt.h"
+#include "libkevent.h"
 
 /* ---- EVFILT_TIMER ---- */
 
@@ -193,6 +196,71 @@ KQT(timer, two_timers_are_two_idents)
 	cr_assert_neq(ev[0].ident, ev[1].ident);
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* data is the number of periods passed since the last report, no more. */
+KQT(timer, count_follows_the_clock)
+{
+	int kq = kqt_kqueue();
+	struct timespec t0;
+	struct kevent e;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 20, NULL);
+	usleep(300000);
+	e = kqt_get(kq, "20 ms timer after 300 ms");
+	ms = ms_since(&t0);
+	cr_assert(e.data >= 14 && e.data <= ms / 20 + 1, "data %ld after %ld ms", (long)e.data, ms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	usleep(100000);
+	e = kqt_get(kq, "100 ms later");
+	ms = ms_since(&t0);
+	cr_assert(e.data >= 4 && e.data <= ms / 20 + 2, "data %ld %ld ms after a report",
+		  (long)e.data, ms);
+}
+
+/*
+ * A period below the device's minimum interval (kqueue-kevent(3): 100 us)
+ * is a timer all the same, on every revision.
+ */
+KQT(timer, period_under_100_us_fires_and_counts)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_USECONDS, 50, NULL);
+	usleep(20000);
+	e = kqt_get(kq, "50 us timer after 20 ms");
+	cr_assert_geq(e.data, 2, "data %ld", (long)e.data);
+	kqt_get(kq, "again");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 20, "deleted");
+}
+
+/* A new period moves the timer between the device and the library and back. */
+KQT(timer, new_period_across_the_minimum_interval)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 3600000, (void *)1);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_NSECONDS, 60000, (void *)2);
+	e = kqt_get(kq, "the 60 us period");
+	cr_assert_eq(e.udata, (void *)2);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 3600000, (void *)3);
+	kqt_quiet(kq, 50, "back to an hour: nothing pending");
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, 0, 10, (void *)4);
+	e = kqt_get(kq, "the 10 ms period");
+	cr_assert(e.udata == (void *)4 && e.data >= 1, "udata %p data %ld", e.udata, (long)e.data);
+}
+
 /* ---- EVFILT_USER ---- */
 
 KQT(user, added_is_quiet)
@@ -344,6 +412,118 @@ KQT(user, trigger_from_another_thread_wakes_a_waiter)
 	cr_assert_eq(kevent(kq, NULL, 0, &e, 1, NULL), 1, "woken: %s", strerror(errno));
 	cr_assert_eq(e.filter, EVFILT_USER);
 	pthread_join(t, NULL);
+}
+
+/* A trigger with no kevent() call after it: the kqueue fd reads ready. */
+KQT(user, trigger_makes_the_kqueue_fd_readable)
+{
+	int kq = kqt_kqueue();
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+	struct kevent e;
+
+	kqt_ok(kq, 7, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 0), 0, "readable before any trigger");
+	kqt_ok(kq, 7, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "not readable 10 s after the trigger");
+	e = kqt_get(kq, "the trigger");
+	cr_assert_eq(e.ident, 7);
+	kqt_quiet(kq, 50, "one trigger, one event");
+}
+
+/*
+ * kqueue-kevent(3): on a queue whose revision serves KEVENT_USER each user
+ * knote is a device kevent and a trigger makes it ready there; below that
+ * revision the library alone holds it.  INFO on the kqueue fd tells.
+ */
+KQT(user, carried_by_the_device_from_revision_3)
+{
+	int kq = kqt_kqueue();
+	unsigned int highest, rev = kqt_revision(kq, &highest);
+	struct kevent_info a, b, c, d;
+	bool dev;
+
+	(void)highest;
+	cr_assert_eq(kevent_info(kq, &a), 0);
+	dev = rev >= 3 && (a.features & KEVENT_FEAT_USER);
+	cr_assert_eq(dev, rev >= 3, "revision %u queue, features %#x", rev, a.features);
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &b), 0);
+	cr_assert_eq(b.queue_kevents, a.queue_kevents + (dev ? 1 : 0),
+		     "revision %u: %u device kevents after EV_ADD, %u before", rev,
+		     b.queue_kevents, a.queue_kevents);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &c), 0);
+	if (dev)
+		cr_assert_eq(c.queue_ready, b.queue_ready + 1, "trigger: %u ready, %u before",
+			     c.queue_ready, b.queue_ready);
+	kqt_get(kq, "the trigger");
+	kqt_ok(kq, 1, EVFILT_USER, EV_DELETE, 0, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &d), 0);
+	cr_assert_eq(d.queue_kevents, a.queue_kevents, "EV_DELETE left %u device kevents of %u",
+		     d.queue_kevents, a.queue_kevents);
+}
+
+/* Triggers before a collection are one event; one after it is another. */
+KQT(user, triggers_before_a_collection_are_one_event)
+{
+	int kq = kqt_kqueue();
+	struct kevent e[4];
+
+	kqt_ok(kq, 3, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		kqt_ok(kq, 3, EVFILT_USER, 0, NOTE_TRIGGER | NOTE_FFOR | (1u << i), 0, NULL);
+	cr_assert_eq(kqt_wait(kq, e, 4, 10000), 1);
+	cr_assert_eq(e[0].fflags, 7u, "fflags %#x", e[0].fflags);
+	kqt_quiet(kq, 50, "merged triggers");
+	kqt_ok(kq, 3, EVFILT_USER, 0, NOTE_TRIGGER, 5, NULL);
+	cr_assert_eq(kqt_wait(kq, e, 4, 10000), 1);
+	cr_assert(e[0].fflags == 7u && e[0].data == 5, "fflags %#x data %ld", e[0].fflags,
+		  (long)e[0].data);
+	kqt_quiet(kq, 50, "one trigger after the collection");
+}
+
+/* More user events than a device queue holds (4095): each still works. */
+KQT(user, more_than_a_device_queue_holds)
+{
+	enum { N = 4200, BATCH = 200 };
+	int kq = kqt_kqueue();
+	struct kevent ch[BATCH], e[4];
+	int n = 0;
+
+	for (int i = 0; i < N; i += BATCH) {
+		for (int j = 0; j < BATCH; j++)
+			EV_SET(&ch[j], (uintptr_t)(i + j + 1), EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+		cr_assert_eq(kevent(kq, ch, BATCH, NULL, 0, NULL), 0, "adding %d..: %s", i + 1,
+			     strerror(errno));
+	}
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, N, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	while (n < 2) {
+		int k = kqt_wait(kq, e + n, 4 - n, 10000);
+
+		cr_assert_gt(k, 0, "%d of the 2 triggered events in 10 s", n);
+		n += k;
+	}
+	cr_assert_eq(n, 2);
+	cr_assert(e[0].ident + e[1].ident == 1 + N, "idents %lu and %lu", (unsigned long)e[0].ident,
+		  (unsigned long)e[1].ident);
+	kqt_quiet(kq, 20, "two triggers, two events");
+}
+
+/* A user event and a timer with the same ident are two kevents. */
+KQT(user, same_ident_as_a_timer_is_another_kevent)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 9, EVFILT_TIMER, EV_ADD | EV_ONESHOT, 0, 60000, NULL);
+	kqt_ok(kq, 9, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 9, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	e = kqt_get(kq, "the user event");
+	cr_assert_eq(e.filter, EVFILT_USER);
+	kqt_ok(kq, 9, EVFILT_USER, EV_DELETE, 0, 0, NULL);
+	kqt_ok(kq, 9, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	cr_assert_eq(kqt_change(kq, 9, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL), -ENOENT);
 }
 
 /* ---- EVFILT_SIGNAL ---- */

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "libkevent.h"
+
 #include "kqt.h"
 
 int kqt_kqueue(void)
@@ -168,4 +170,17 @@ int kqt_tmpfile(char *buf, size_t len, size_t n)
 		kqt_write(fd, n);
 	lseek(fd, 0, SEEK_SET);
 	return fd;
+}
+
+unsigned int kqt_revision(int kq, unsigned int *highest)
+{
+	struct kevent_info info;
+
+	/* The kqueue descriptor is the device's queue fd (kqueue-kevent(3)). */
+	cr_assert_eq(kevent_info(kq, &info), 0, "INFO on the kqueue: %s", strerror(errno));
+	cr_assert_geq(info.size, KEVENT_INFO_SIZE_VER2, "INFO of %u bytes: no queue_revision",
+		      info.size);
+	if (highest)
+		*highest = info.abi_revision;
+	return info.queue_revision;
 }

@@ -42,6 +42,11 @@ void kqt_drain(int fd);
 /* A TCP listener on 127.0.0.1 (port in *port) and a connected client. */
 int kqt_tcp_listener(int *port);
 int kqt_tcp_connect(int port);
+/*
+ * The kqueue's device queue: its revision (INFO's queue_revision), and in
+ * *highest (if not NULL) the highest revision the device serves.
+ */
+unsigned int kqt_revision(int kq, unsigned int *highest);
 /* A temporary file with n bytes, its path in buf. */
 int kqt_tmpfile(char *buf, size_t len, size_t n);
 
