@@ -4,25 +4,14 @@
  * min_nr/max_nr bounds (D12), O_NONBLOCK at open and by fcntl (A11),
  * signals (D22), copy faults (D10), FIFO order, poll/select/epoll on the fd.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ktest.h"

@@ -6,24 +6,15 @@
  * index, the page-header skip at slot 255, the wrap at 4096, order = ready
  * order, and every refusal.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ktest.h"

@@ -4,22 +4,7 @@
  * ret_data[0] = CLOCK_MONOTONIC ms mod 2^32 at the expiry, merged expiries
  * keep the last time, period 0 and an event without FIRED fail -EINVAL.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ktest.h"
