@@ -225,7 +225,13 @@ static int is_done(struct waiter *w)
 	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
 }
 
-/* Three pipes watched for POLLIN (cookies 0..2), then a parked, then b. */
+/*
+ * Three pipes watched for POLLIN (cookies 0..2), then a parked, then b.
+ * The waits for parked calls are bounded at PARK_MS only so that a lost call
+ * fails rather than hangs: an ASan daemon beside a guest boot and stress-ng
+ * on two cores once showed no parked call within 10 s.
+ */
+#define PARK_MS 30000
 static void park_a_then_b(int kfd, int p[3][2], struct waiter *a, pthread_t *ta,
 			  struct waiter *b, pthread_t *tb)
 {
@@ -234,9 +240,9 @@ static void park_a_then_b(int kfd, int p[3][2], struct waiter *a, pthread_t *ta,
 		kt_add_queued(kfd, kt_uk_poll(p[i][0], KEVENT_POLL_POLLIN, 0, (__u32)i));
 	}
 	cr_assert_eq(pthread_create(ta, NULL, waiter_fn, a), 0);
-	kt_await_parked(kfd, 1, 10000);
+	kt_await_parked(kfd, 1, PARK_MS);
 	cr_assert_eq(pthread_create(tb, NULL, waiter_fn, b), 0);
-	kt_await_parked(kfd, 2, 10000);
+	kt_await_parked(kfd, 2, PARK_MS);
 }
 
 KTEST(share, waiters_arrival_order)
@@ -254,7 +260,7 @@ KTEST(share, waiters_arrival_order)
 	cr_assert(is_done(&a), "the oldest waiter was not served first (D16)");
 	cr_assert_eq(a.ret, 1);
 	cr_assert_eq(a.cookie[0], 0u);
-	kt_await_parked(kfd, 1, 10000);	/* b still parked, not on its way out */
+	kt_await_parked(kfd, 1, PARK_MS);	/* b still parked, not on its way out */
 	kt_sleep_ms(200);	/* the subject: b stays parked with nothing ready */
 	cr_assert(!is_done(&b), "the second waiter returned (%d) with nothing left for it", b.ret);
 	kt_write1(p[1][1]);

@@ -170,15 +170,15 @@ unsigned int kt_queue_parked(int kfd)
 	return info.queue_parked;
 }
 
-void kt_await_parked(int kfd, unsigned int n, unsigned int ms)
+void kt_await_parked_at(int kfd, unsigned int n, unsigned int ms, const char *where)
 {
 	__u64 t0 = kt_now_ns(), end = t0 + KT_MS(ms);
 	unsigned int seen;
 
 	while ((seen = kt_queue_parked(kfd)) < n && kt_now_ns() < end)
 		kt_sleep_ms(2);
-	cr_assert_geq(seen, n, "INFO queue_parked %u after %llu ms, waited for %u parked calls",
-		      seen, (unsigned long long)((kt_now_ns() - t0) / 1000000ULL), n);
+	cr_assert_geq(seen, n, "%s: INFO queue_parked %u after %llu ms, waited for %u parked calls",
+		      where, seen, (unsigned long long)((kt_now_ns() - t0) / 1000000ULL), n);
 }
 
 /* The state letter and the syscall number of thread tid of this process. */

@@ -232,8 +232,15 @@ int kt_wait_ready(int kfd, unsigned int n, unsigned int ms);
  * backend would hand them an event; skips on a backend whose INFO lacks it.
  */
 unsigned int kt_queue_parked(int kfd);
-/* Wait (bounded by ms) until kfd has n parked calls; asserts it. */
-void kt_await_parked(int kfd, unsigned int n, unsigned int ms);
+/*
+ * Wait (bounded by ms) until kfd has n parked calls; asserts it, naming the
+ * caller's line (a test often waits for parked calls more than once).
+ */
+void kt_await_parked_at(int kfd, unsigned int n, unsigned int ms, const char *where);
+#define kt_await_parked(kfd, n, ms) kt_await_parked_at(kfd, n, ms, KT_WHERE)
+#define KT_WHERE KT_WHERE_(__FILE__, __LINE__)
+#define KT_WHERE_(f, l) KT_WHERE__(f, l)
+#define KT_WHERE__(f, l) f ":" #l
 /*
  * Wait (bounded, 10 s) until thread tid of this process sleeps (state S)
  * in poll() or ppoll(); asserts it.  For a call that leaves no count in
