@@ -9,10 +9,13 @@
  * client's pipes and sockets, its own timerfds, pidfds, inotify fd and wake
  * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
  * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
- * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us).  What
- * the queue's revision cannot carry (level triggering, ready-at-ADD
- * registration, data and EV_EOF, user fflags and data, signals) is done
- * here, at delivery: kqueue-kevent(3) has the table.  Errors are negative
+ * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us); on a
+ * revision-2 queue a pipe's or socket's poll kevent is ALWAYS_QUEUE, LEVEL
+ * for a level knote, POLLRDHUP for a socket's EVFILT_READ.  What the queue's
+ * revision cannot carry (level triggering below 2, and for EV_CLEAR,
+ * EV_DISPATCH, NOTE_LOWAT; ready-at-ADD registration below 2; data and the
+ * socket error; user fflags and data; signals) is done here, at delivery:
+ * kqueue-kevent(3) has the table.  Errors are negative
  * errno inside, set in errno once in kevent().
  */
 #include <errno.h>
@@ -654,7 +657,8 @@ static void drain_fd(int fd)
 
 /*
  * Device events to candidates; the library's own fds are handled here.
- * Returns how many knotes became candidates that were not already.
+ * Returns how many knotes became candidates that were not already, but
+ * for level kevents the device reports again (they are no new activity).
  */
 static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 {
@@ -687,12 +691,14 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 			kn->dev_on = false;
 			kn->dev_broken = true;
 		}
+		/* A LEVEL kevent reported by the last call too: not new (D43). */
+		if (!l_on(&kn->cand) &&
+		    !((kn->dev_req & KEVENT_REQ_LEVEL) && kn->dev_gen + 1 == kq->gen))
+			fresh++;
 		if (kn->kind == K_FD) {
 			kn->dev_gen = kq->gen;
 			kn->dev_revents = uk[i].ret_data[0];
 		}
-		if (!l_on(&kn->cand))
-			fresh++;
 		requeue(kq, kn);
 	}
 	return fresh;
