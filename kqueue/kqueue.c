@@ -367,9 +367,8 @@ static void orphan(struct kq *kq, struct knote *kn)
  */
 int kqf_arm(struct kq *kq, struct knote *kn)
 {
-	int r;
-
 	unsigned int req;
+	int r;
 
 	if (kn->watch_fd < 0 || kn->dev_on || kn->dev_broken)
 		return 0;
