@@ -114,6 +114,9 @@ static int attach_fd(struct kq *kq, struct knote *kn, const struct kevent *kev)
 	kn->is_pipe = S_ISFIFO(st.st_mode);
 	kn->watch_fd = fd;
 	kn->watch_events = kev->filter == EVFILT_READ ? POLL_READ : POLL_WRITE;
+	/* Revision 2 reports a peer's shutdown of writing (D52): EV_EOF. */
+	if (kq->dev_level && kn->is_socket && kev->filter == EVFILT_READ)
+		kn->watch_events |= KEVENT_POLL_POLLRDHUP;
 	return 0;
 }
 
@@ -180,22 +183,49 @@ static unsigned int socket_error(const struct knote *kn, int fd)
 	return 0;
 }
 
-static int check_fd(struct knote *kn, struct kevent *out)
+/*
+ * What the device's report of a socket's EVFILT_READ settles without a
+ * poll(2) of the library: the peer's shutdown (POLLRDHUP, revision 2, D52;
+ * it does not go away), or bytes FIONREAD finds now.  The device carries
+ * neither the byte count (data) nor the socket's error (fflags), so those
+ * are always the library's; anything else is looked at with poll(2).
+ * Returns the revents to take, 0 when poll(2) must look.
+ */
+static short device_says(const struct knote *kn, unsigned int dev, intptr_t *data)
+{
+	if (!kn->is_socket || (dev & KEVENT_POLL_POLLERR))
+		return 0;
+	if (dev & KEVENT_POLL_POLLRDHUP)
+		return POLLIN | POLLRDHUP;
+	if (!(dev & KEVENT_POLL_POLLIN))
+		return 0;
+	*data = read_data(kn, (int)kn->kev.ident);
+	if (*data > 0)
+		return POLLIN;
+	*data = -1;	/* poll(2) looks, FIONREAD after it */
+	return 0;
+}
+
+/* dev: the device's report of this call (ret_data[0]), or NULL. */
+static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *dev)
 {
 	int fd = (int)kn->kev.ident;
 	bool rd = kn->kev.filter == EVFILT_READ;
 	struct pollfd p = { .fd = fd, .events = rd ? (POLLIN | POLLRDHUP) : POLLOUT };
+	intptr_t data = -1;
 	bool eof;
 
 	if (kqf_is_stale(kn))
 		return -1;
-	if (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+	if (rd && dev)
+		p.revents = device_says(kn, *dev, &data);
+	if (!p.revents && (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL)))
 		return -1;
 	if (!p.revents)
 		return 0;
 	if (rd) {
 		eof = p.revents & (POLLHUP | POLLRDHUP);
-		out->data = read_data(kn, fd);
+		out->data = data >= 0 ? data : read_data(kn, fd);
 	} else {
 		eof = p.revents & (POLLHUP | POLLERR);
 		out->data = eof ? 0 : write_space(kn, fd);
@@ -771,7 +801,8 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 	out->data = 0;
 	out->udata = kn->kev.udata;
 	switch (kn->kind) {
-	case K_FD: return check_fd(kn, out);
+	case K_FD:
+		return check_fd(kn, out, kn->dev_gen == kq->gen && kn->dev_req ? &kn->dev_revents : NULL);
 	case K_FILE: return check_file(kn, out);
 	case K_KQUEUE: return check_kqueue(kn, out);
 	case K_TIMER: return check_timer(kn, out);
@@ -796,7 +827,6 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 		out->fflags = kn->fflags;
 		return 1;
 	}
-	(void)kq;
 	return 0;
 }
 

@@ -39,6 +39,9 @@ struct knote {
 	bool dev_broken;	/* the device refused or broke it: re-checked only */
 	bool dev_user;		/* EVFILT_USER on a KEVENT_USER kevent (revision 3) */
 	bool dev_timer;		/* EVFILT_TIMER on a KEVENT_POSIX_TIMER kevent (revision 3) */
+	unsigned int dev_req;	/* K_FD, revision >= 2: the poll kevent's req_flags */
+	uint64_t dev_gen;	/* K_FD: kq->gen when the device last reported it */
+	unsigned int dev_revents; /* K_FD: the device's result then (ret_data[0]) */
 	bool listening;		/* K_FD: a listening socket */
 	bool is_socket;
 	bool is_pipe;
@@ -72,6 +75,8 @@ struct kq {
 	unsigned int rev;	/* the queue's ABI revision (SET_ABI), 1 without */
 	bool dev_user;		/* the queue serves KEVENT_USER: EVFILT_USER goes there */
 	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
+	bool dev_level;		/* revision >= 2: LEVEL, ALWAYS_QUEUE, POLLRDHUP on poll kevents */
+	uint64_t gen;		/* kevent() calls that collected: tells a fresh device report */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;
 	pthread_mutex_t lock;

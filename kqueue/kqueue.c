@@ -9,10 +9,13 @@
  * client's pipes and sockets, its own timerfds, pidfds, inotify fd and wake
  * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
  * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
- * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us).  What
- * the queue's revision cannot carry (level triggering, ready-at-ADD
- * registration, data and EV_EOF, user fflags and data, signals) is done
- * here, at delivery: kqueue-kevent(3) has the table.  Errors are negative
+ * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us); on a
+ * revision-2 queue a pipe's or socket's poll kevent is ALWAYS_QUEUE, LEVEL
+ * for a level knote, POLLRDHUP for a socket's EVFILT_READ.  What the queue's
+ * revision cannot carry (level triggering below 2, and for EV_CLEAR,
+ * EV_DISPATCH, NOTE_LOWAT; ready-at-ADD registration below 2; data and the
+ * socket error; user fflags and data; signals) is done here, at delivery:
+ * kqueue-kevent(3) has the table.  Errors are negative
  * errno inside, set in errno once in kevent().
  */
 #include <errno.h>
@@ -163,12 +166,14 @@ static void uk_fill(struct ukevent *uk, int fd, unsigned int events, uint64_t se
  * ADD a poll kevent on fd.  1: registered; 0: ready at ADD, so not
  * registered (D31); negative: the entry's or the call's errno.
  */
-int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+static int dev_add_req(struct kq *kq, int fd, unsigned int events, uint64_t serial,
+		       unsigned int req)
 {
 	struct ukevent uk;
 	int r;
 
 	uk_fill(&uk, fd, events, serial);
+	uk.req_flags = req;
 	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
 	if (r < 0)
 		return -errno;
@@ -177,6 +182,50 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
 	if (uk.ret_flags & KEVENT_RET_BROKEN)
 		return (int)uk.ret_data[1] < 0 ? (int)uk.ret_data[1] : -EIO;
 	return 0;
+}
+
+int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
+{
+	return dev_add_req(kq, fd, events, serial, 0);
+}
+
+/*
+ * The req_flags of a K_FD knote's poll kevent on a revision-2 queue (abi.md
+ * D42, D43).  ALWAYS_QUEUE always: a source ready at EV_ADD is registered
+ * and queued by the device, so the library neither answers it itself nor
+ * keeps it an orphan until a later ADD can register it.  LEVEL for a level
+ * knote the device can report again as kqueue would: not EV_CLEAR (the
+ * device's LEVEL would report unread data again, EV_CLEAR must not),
+ * not EV_DISPATCH nor a disabled knote (a LEVEL kevent the library does not
+ * deliver would end every dequeue at once: a busy loop), not NOTE_LOWAT
+ * (the device knows no low-water mark: below it, the same busy loop).
+ * Those stay level in the library: re-looked at by poll() after delivery.
+ */
+unsigned int kqf_fd_req(const struct kq *kq, const struct knote *kn)
+{
+	unsigned int req = KEVENT_REQ_ALWAYS_QUEUE;
+
+	if (!kq->dev_level || kn->kind != K_FD)
+		return 0;
+	if (!(kn->kev.flags & (EV_CLEAR | EV_DISPATCH)) && !kn->disabled &&
+	    !(kn->sfflags & NOTE_LOWAT))
+		req |= KEVENT_REQ_LEVEL;
+	return req;
+}
+
+/* After a change of kn: its device kevent's LEVEL follows kqf_fd_req (MODIFY). */
+void kqf_fd_sync(struct kq *kq, struct knote *kn)
+{
+	unsigned int want = kqf_fd_req(kq, kn);
+	struct ukevent uk;
+
+	if (!kn->dev_on || kn->kind != K_FD || want == kn->dev_req)
+		return;
+	uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
+	uk.req_flags = want;
+	if (kevent_ctl(kq->fd, KEVENT_CTL_MODIFY, 1, &uk) == 0 &&
+	    !(uk.ret_flags & KEVENT_RET_BROKEN))
+		kn->dev_req = want;
 }
 
 /*
@@ -318,13 +367,16 @@ static void orphan(struct kq *kq, struct knote *kn)
  */
 int kqf_arm(struct kq *kq, struct knote *kn)
 {
+	unsigned int req;
 	int r;
 
 	if (kn->watch_fd < 0 || kn->dev_on || kn->dev_broken)
 		return 0;
-	r = kqf_dev_add(kq, kn->watch_fd, kn->watch_events, kn->serial);
+	req = kqf_fd_req(kq, kn);
+	r = dev_add_req(kq, kn->watch_fd, kn->watch_events, kn->serial, req);
 	if (r == 1) {
 		kn->dev_on = true;
+		kn->dev_req = req;
 		if (kn->kind != K_TIMER)	/* timers stay: see orphan_wait_cap() */
 			l_del(&kn->orph);
 	} else if (r == 0) {
@@ -411,6 +463,7 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 			kqf_filter_enable(kq, kn);
 		kn->disabled = false;
 	}
+	kqf_fd_sync(kq, kn);
 	/*
 	 * kqueue re-evaluates an enabled knote at every change (level rule);
 	 * a trigger the device was given (r 1) comes back from it.
@@ -525,7 +578,13 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 			orphan(kq, kn);
 		return;
 	}
-	requeue(kq, kn);	/* level: looked at again next time */
+	/*
+	 * Level: looked at again next time, unless the device reported it in
+	 * this call with LEVEL (D43): then the device checks it again at the
+	 * next dequeue and reports it while it is still ready.
+	 */
+	if (!(kn->dev_req & KEVENT_REQ_LEVEL) || kn->dev_gen != kq->gen)
+		requeue(kq, kn);
 }
 
 /*
@@ -595,9 +654,15 @@ static void drain_fd(int fd)
 		;
 }
 
-/* Device events to candidates; the library's own fds are handled here. */
-static void take_device(struct kq *kq, const struct ukevent *uk, int n)
+/*
+ * Device events to candidates; the library's own fds are handled here.
+ * Returns how many knotes became candidates that were not already, but
+ * for level kevents the device reports again (they are no new activity).
+ */
+static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 {
+	int fresh = 0;
+
 	for (int i = 0; i < n; i++) {
 		uint64_t serial = uk[i].user[0] | ((uint64_t)uk[i].user[1] << 32);
 		struct knote *kn;
@@ -625,8 +690,17 @@ static void take_device(struct kq *kq, const struct ukevent *uk, int n)
 			kn->dev_on = false;
 			kn->dev_broken = true;
 		}
+		/* A LEVEL kevent reported by the last call too: not new (D43). */
+		if (!l_on(&kn->cand) &&
+		    !((kn->dev_req & KEVENT_REQ_LEVEL) && kn->dev_gen + 1 == kq->gen))
+			fresh++;
+		if (kn->kind == K_FD) {
+			kn->dev_gen = kq->gen;
+			kn->dev_revents = uk[i].ret_data[0];
+		}
 		requeue(kq, kn);
 	}
+	return fresh;
 }
 
 /* A poll() of the orphan's fd: cheaper than an ADD the device answers "ready". */
@@ -703,9 +777,10 @@ static void pass_the_close_on(struct kq *kq)
 
 /*
  * One GET_EVENTS, waiting up to wait_ns (lock dropped), then what came
- * turned into candidates.  Returns the number of device events, or -errno.
+ * turned into candidates (*fresh: how many were not already).  Returns the
+ * number of device events, or -errno.
  */
-static int read_device(struct kq *kq, uint64_t wait_ns)
+static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *fresh)
 {
 	struct ukevent uk[DEV_BATCH];
 	int r;
@@ -714,7 +789,7 @@ static int read_device(struct kq *kq, uint64_t wait_ns)
 		return -EBADF;	/* its fd number may be another file's by now */
 	kq->waiters++;
 	pthread_mutex_unlock(&kq->lock);
-	r = kevent_get_events(kq->fd, wait_ns ? 1 : 0, DEV_BATCH, wait_ns, uk, 0);
+	r = kevent_get_events(kq->fd, wait_ns ? 1 : 0, want, wait_ns, uk, 0);
 	if (r < 0)
 		r = -errno;
 	pthread_mutex_lock(&kq->lock);
@@ -723,8 +798,7 @@ static int read_device(struct kq *kq, uint64_t wait_ns)
 		pass_the_close_on(kq);
 		return -EBADF;
 	}
-	if (r > 0)
-		take_device(kq, uk, r);
+	*fresh = r > 0 ? take_device(kq, uk, r) : 0;
 	return r;
 }
 
@@ -744,14 +818,27 @@ static int read_device(struct kq *kq, uint64_t wait_ns)
  * Wait in the device up to wait_ns, then read what else it has at once;
  * every orphan becomes a candidate.  Returns the number of device events
  * of the wait, or -errno.
+ *
+ * On a revision-2 queue a read takes at most max events (the caller's
+ * eventlist): each LEVEL kevent dequeued is polled again by the device at
+ * every later dequeue (D43), so a read of all of them would make every call
+ * cost one poll per ready socket; taking max, the device serves them in
+ * turns from its ready list and the rest wait there, not in the library.
  */
-static int wait_device(struct kq *kq, uint64_t wait_ns)
+static int wait_device(struct kq *kq, uint64_t wait_ns, int max)
 {
-	int r = read_device(kq, wait_ns), more = r;
+	unsigned int want = kq->dev_level && max < DEV_BATCH ? (unsigned int)max : DEV_BATCH;
+	int fresh, r = read_device(kq, wait_ns, want, &fresh), more = r, got = fresh;
 
-	for (int i = 0; wait_ns && more > 0 && i < DEV_REREAD; i++) {
+	/*
+	 * "Brings more" counts new candidates: a LEVEL kevent (D43) comes
+	 * back at every dequeue while it is ready, which is nothing new.
+	 */
+	for (int i = 0; wait_ns && more > 0 && fresh > 0 && i < DEV_REREAD &&
+	     (!kq->dev_level || got < max); i++) {
 		sched_yield();
-		more = read_device(kq, 0);
+		more = read_device(kq, 0, want, &fresh);
+		got += fresh;
 	}
 	if (more == -EBADF)
 		return more;
@@ -770,6 +857,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			return -EINVAL;
 		deadline = now_ns() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 	}
+	kq->gen++;	/* device reports from here on are this call's */
 	/* Right after the caller read what it was given: register orphans now. */
 	arm_orphans(kq);
 	/*
@@ -778,7 +866,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 	 * the wait below returns at once when something is there.
 	 */
 	if (!l_empty(&kq->cands)) {
-		n = wait_device(kq, 0);
+		n = wait_device(kq, 0, max);
 		if (n < 0)
 			return n;
 	}
@@ -793,7 +881,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			continue;	/* re-armed sources that turned ready meanwhile */
 		now = now_ns();
 		if (!forever && now >= deadline)
-			return wait_device(kq, 0) < 0 ? 0 : collect(kq, out, max);
+			return wait_device(kq, 0, max) < 0 ? 0 : collect(kq, out, max);
 		wait_ns = forever ? KEVENT_TIMEOUT_INFINITE : deadline - now;
 		if (!l_empty(&kq->orphans)) {
 			uint64_t cap = orphan_wait_cap(kq);
@@ -803,7 +891,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 				capped = true;
 			}
 		}
-		n = wait_device(kq, wait_ns);
+		n = wait_device(kq, wait_ns, max);
 		if (n < 0)
 			return n;
 		if (n == 0 && !capped && (forever || now_ns() + 1000000 < deadline))
@@ -921,6 +1009,7 @@ static int choose_revision(struct kq *kq)
 		kq->dev_user = info.features & KEVENT_FEAT_USER;
 		kq->dev_timer = info.features & KEVENT_FEAT_POSIX_TIMER;
 	}
+	kq->dev_level = rev >= 2;	/* D42, D43, D52: revision 2 and later */
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Conformance of libkqueue-kevent: EVFILT_READ and EVFILT_WRITE on pipes,
- * sockets and regular files (data, EV_EOF, fflags, NOTE_LOWAT), and what a
+ * sockets and regular files (data, EV_EOF, fflags, NOTE_LOWAT), which of
+ * them the device carries on a revision-2 queue and more, and what a
  * close() of a watched fd does.
  */
 #include <arpa/inet.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "kqt.h"
+#include "libkevent.h"
 
 /* ---- pipes ---- */
 
@@ -288,6 +290,187 @@ KQT(socket, clear_on_socket_is_edge)
 	kqt_quiet(kq, 50, "no new data");
 	kqt_write(sv[1], 2);
 	cr_assert_eq(kqt_get(kq, "more").data, 4);
+}
+
+/* ---- level triggering: the device's on revision 2 and later ---- */
+
+/*
+ * Device kevents on the kqueue's own queue whose id is fd, dequeued
+ * without waiting (wait_ms 0) or up to wait_ms for the first; the last
+ * one's result in *res.  A look under the library, for the tests below
+ * only: what it takes is the library's no more.
+ */
+static int device_reports(int kq, int fd, long wait_ms, unsigned int *res)
+{
+	struct ukevent uk[16];
+	int n = kevent_get_events(kq, wait_ms ? 1 : 0, 16,
+				  (unsigned long long)wait_ms * 1000000ull, uk, 0), k = 0;
+
+	cr_assert_geq(n, 0, "GET_EVENTS on the kqueue: %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (uk[i].id.raw[0] != (__u32)fd || uk[i].type != KEVENT_POLL)
+			continue;
+		*res = uk[i].ret_data[0];
+		k++;
+	}
+	return k;
+}
+
+/*
+ * Revision 2 and later: a socket ready at EV_ADD is registered and queued
+ * by the device (ALWAYS_QUEUE, abi.md D42), and after its delivery the
+ * device reports the unread data again by itself (LEVEL, D43).  Revision
+ * 1: EV_ADD's answer, no device kevent, and the library looks again.
+ */
+KQT(level, carried_by_the_device_from_revision_2)
+{
+	int kq = kqt_kqueue(), sv[2];
+	unsigned int rev = kqt_revision(kq, NULL), res = 0;
+	struct kevent_info a, b;
+	bool dev = rev >= 2;
+
+	kqt_socketpair(sv);
+	kqt_write(sv[1], 10);
+	cr_assert_eq(kevent_info(kq, &a), 0);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kevent_info(kq, &b), 0);
+	cr_assert_eq(b.queue_kevents, a.queue_kevents + (dev ? 1 : 0),
+		     "revision %u: %u device kevents after EV_ADD, %u before", rev,
+		     b.queue_kevents, a.queue_kevents);
+	/* (revision 1: the library's wake eventfd may be ready by now, not the socket) */
+	if (dev)
+		cr_assert_eq(b.queue_ready, a.queue_ready + 1, "%u ready after EV_ADD, %u before",
+			     b.queue_ready, a.queue_ready);
+	cr_assert_eq(kqt_get(kq, "ready at EV_ADD").data, 10);
+	cr_assert_eq(device_reports(kq, sv[0], 0, &res), dev ? 1 : 0,
+		     "revision %u: the device's report of unread data", rev);
+	if (dev)
+		cr_assert(res & KEVENT_POLL_POLLIN, "result %#x", res);
+}
+
+/* Revision 2 and later: the device reports a peer's shutdown (D52). */
+KQT(level, peer_shutdown_is_the_devices_pollrdhup_from_revision_2)
+{
+	int kq = kqt_kqueue(), sv[2];
+	unsigned int rev = kqt_revision(kq, NULL), res = 0;
+	struct kevent want, e;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_quiet(kq, 20, "nothing yet");
+	cr_assert_eq(shutdown(sv[1], SHUT_WR), 0);
+	e = kqt_get(kq, "the peer's shutdown");
+	EV_SET(&want, sv[0], EVFILT_READ, EV_ADD | EV_EOF, 0, 0, NULL);
+	kqt_same(&want, &e, "EV_EOF, no data");
+	e = kqt_get(kq, "still at end of file (level)");
+	kqt_same(&want, &e, "again");
+	if (rev < 2)
+		return;
+	cr_assert_eq(device_reports(kq, sv[0], 0, &res), 1, "the device reports it again");
+	cr_assert(res & KEVENT_POLL_POLLRDHUP, "result %#x: no POLLRDHUP", res);
+}
+
+/* Unread data is reported at every call, with the bytes left; drained, never. */
+KQT(level, partial_reads_report_what_is_left)
+{
+	int kq = kqt_kqueue(), sv[2];
+	char buf[4];
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(sv[1], 10);
+	cr_assert_eq(kqt_get(kq, "data").data, 10);
+	cr_assert_eq(kqt_get(kq, "unread: again").data, 10);
+	cr_assert_eq(read(sv[0], buf, 4), 4);
+	cr_assert_eq(kqt_get(kq, "what is left").data, 6);
+	cr_assert_eq(read(sv[0], buf, 4), 4);
+	cr_assert_eq(kqt_get(kq, "what is left").data, 2);
+	kqt_drain(sv[0]);
+	kqt_quiet(kq, 50, "drained");
+	kqt_write(sv[1], 3);
+	cr_assert_eq(kqt_get(kq, "new data").data, 3);
+}
+
+/* A ready socket added is in the same call's events, with no wait. */
+KQT(level, ready_at_add_is_in_the_same_call)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct timespec zero = { 0, 0 };
+	struct kevent ch, e;
+
+	kqt_socketpair(sv);
+	kqt_write(sv[1], 7);
+	EV_SET(&ch, sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &ch, 1, &e, 1, &zero), 1);
+	cr_assert_eq(e.data, 7);
+	EV_SET(&ch, sv[0], EVFILT_WRITE, EV_ADD | EV_ONESHOT, 0, 0, NULL);
+	cr_assert_eq(kevent(kq, &ch, 1, &e, 1, &zero), 1, "a writable socket");
+}
+
+/*
+ * A disabled level knote with unread data reports nothing, and the device
+ * stops reporting it too (no busy loop under a blocked caller); enabled, it
+ * is reported again.
+ */
+KQT(level, disabled_with_unread_data_is_quiet_then_enabled)
+{
+	int kq = kqt_kqueue(), sv[2];
+	unsigned int res;
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(sv[1], 5);
+	cr_assert_eq(kqt_get(kq, "data").data, 5);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_DISABLE, 0, 0, NULL);
+	kqt_quiet(kq, 100, "disabled");
+	(void)device_reports(kq, sv[0], 0, &res);
+	cr_assert_eq(device_reports(kq, sv[0], 0, &res), 0, "disabled, reported by the device");
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "enabled").data, 5);
+	cr_assert_eq(kqt_get(kq, "and again (level)").data, 5);
+}
+
+/* NOTE_LOWAT set by a later EV_ADD: below the mark is quiet, at it reported. */
+KQT(level, lowat_added_later_on_a_socket)
+{
+	int kq = kqt_kqueue(), sv[2];
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(sv[1], 5);
+	cr_assert_eq(kqt_get(kq, "data").data, 5);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, NOTE_LOWAT, 8, NULL);
+	kqt_quiet(kq, 100, "5 bytes, low-water mark 8");
+	kqt_write(sv[1], 3);
+	cr_assert_eq(kqt_get(kq, "at the mark").data, 8);
+	cr_assert_eq(kqt_get(kq, "and again (level)").data, 8);
+}
+
+/* Many level sockets with a small eventlist: each is reported, again and again. */
+KQT(level, many_sockets_take_turns)
+{
+	enum { N = 40 };
+	int kq = kqt_kqueue(), sv[N][2], seen[N] = { 0 };
+	struct kevent e[8];
+
+	for (int i = 0; i < N; i++) {
+		kqt_socketpair(sv[i]);
+		kqt_write(sv[i][1], (size_t)i + 1);
+		kqt_ok(kq, (uintptr_t)sv[i][0], EVFILT_READ, EV_ADD, 0, 0, (void *)(intptr_t)i);
+	}
+	for (int k = 0; k < 3 * N / 8; k++) {
+		int n = kqt_wait(kq, e, 8, 10000);
+
+		cr_assert_gt(n, 0, "call %d", k);
+		for (int j = 0; j < n; j++) {
+			intptr_t i = (intptr_t)e[j].udata;
+
+			cr_assert_eq(e[j].data, i + 1, "socket %ld: data %ld", (long)i, (long)e[j].data);
+			seen[i]++;
+		}
+	}
+	for (int i = 0; i < N; i++)
+		cr_assert_geq(seen[i], 1, "socket %d never reported", i);
 }
 
 /* ---- regular files ---- */

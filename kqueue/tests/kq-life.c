@@ -350,6 +350,38 @@ KQT(threads, trigger_while_another_thread_waits)
 	cr_assert_leq(seen, 200, "EV_CLEAR merges triggers, never adds");
 }
 
+struct ready_add {
+	int kq, fd;
+};
+
+static void *add_a_ready_socket(void *arg)
+{
+	struct ready_add *ra = arg;
+
+	usleep(50000);	/* the main thread is blocked by now, or soon */
+	kqt_ok(ra->kq, (uintptr_t)ra->fd, EVFILT_READ, EV_ADD, 0, 0, NULL);
+	return NULL;
+}
+
+/* A socket ready at EV_ADD, added by another thread, ends a blocked wait. */
+KQT(threads, ready_add_while_another_thread_waits)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct ready_add ra;
+	struct kevent e;
+	pthread_t t;
+
+	kqt_socketpair(sv);
+	kqt_write(sv[1], 3);
+	ra.kq = kq;
+	ra.fd = sv[0];
+	pthread_create(&t, NULL, add_a_ready_socket, &ra);
+	cr_assert_eq(kqt_wait(kq, &e, 1, 10000), 1, "the waiter saw the added socket");
+	pthread_join(t, NULL);
+	cr_assert(e.ident == (uintptr_t)sv[0] && e.data == 3, "ident %lu data %ld",
+		  (unsigned long)e.ident, (long)e.data);
+}
+
 /* ---- signals during a wait ---- */
 
 static void on_usr1(int sig)
