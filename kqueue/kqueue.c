@@ -163,6 +163,17 @@ static void uk_fill(struct ukevent *uk, int fd, unsigned int events, uint64_t se
 }
 
 /*
+ * The errno of an entry the device answered at CTL: a BROKEN entry carries
+ * it in ret_data[1] (abi.md 2.4); any other answer where none was due is
+ * -EIO.
+ */
+static int uk_refusal(const struct ukevent *uk)
+{
+	return (uk->ret_flags & KEVENT_RET_BROKEN) && (int)uk->ret_data[1] < 0 ?
+		(int)uk->ret_data[1] : -EIO;
+}
+
+/*
  * ADD a poll kevent on fd.  1: registered; 0: ready at ADD, so not
  * registered (D31); negative: the entry's or the call's errno.
  */
@@ -180,7 +191,7 @@ static int dev_add_req(struct kq *kq, int fd, unsigned int events, uint64_t seri
 	if (r == 0)
 		return 1;
 	if (uk.ret_flags & KEVENT_RET_BROKEN)
-		return (int)uk.ret_data[1] < 0 ? (int)uk.ret_data[1] : -EIO;
+		return uk_refusal(&uk);
 	return 0;
 }
 
@@ -266,8 +277,7 @@ int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct keve
 	if (r < 0)
 		return -errno;
 	if (cmd == KEVENT_CTL_ADD ? r > 0 : (e.ev.ret_flags & KEVENT_RET_BROKEN))
-		return (e.ev.ret_flags & KEVENT_RET_BROKEN) && (int)e.ev.ret_data[1] < 0 ?
-			(int)e.ev.ret_data[1] : -EIO;
+		return uk_refusal(&e.ev);
 	if (cmd == KEVENT_CTL_QUERY)
 		*ts = e.ext.timer;
 	if (cmd == KEVENT_CTL_ADD) {
@@ -288,8 +298,7 @@ int kqf_dev_user_add(struct kq *kq, struct knote *kn)
 	if (r < 0)
 		return -errno;
 	if (r > 0)	/* answered: refused (a user event is never ready at ADD) */
-		return (uk.ret_flags & KEVENT_RET_BROKEN) && (int)uk.ret_data[1] < 0 ?
-			(int)uk.ret_data[1] : -EIO;
+		return uk_refusal(&uk);
 	kn->dev_on = true;
 	kn->dev_user = true;
 	return 0;
