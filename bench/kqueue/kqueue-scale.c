@@ -233,7 +233,8 @@ static int setup_kqueue(const char *cap)
 		setenv("KQUEUE_KEVENT_REVISION", cap, 1);
 	else
 		unsetenv("KQUEUE_KEVENT_REVISION");
-	kq = kqueue();
+	while ((kq = kqueue()) < 0 && errno == EAGAIN)
+		usleep(1000);
 	if (kq < 0)
 		return -errno;
 	for (int i = 0; i < npairs; i++)
