@@ -291,9 +291,10 @@ def kqueue_section(w, raw, plots, head):
     w('|---|---:|' + '---:|' * 3 * len(KQ_READERS))
     for label, cpu, calls, ctxt in cpu_rows:
         for n, c in sorted(cpu.items()):
-            q, x = calls.get(n, (0,) * 4), ctxt.get(n, (0,) * 4)
+            q = calls.get(n, (0,) * 4)
+            x = ' | '.join(f'{v:.2f}' for v in ctxt[n]) if n in ctxt else ' | '.join('–' * 4)
             w(f'| {label} | {n:,} | ' + ' | '.join(f'{v:,.0f}' for v in c) + ' | '
-              + ' | '.join(f'{v:.3f}' for v in q) + ' | ' + ' | '.join(f'{v:.2f}' for v in x) + ' |')
+              + ' | '.join(f'{v:.3f}' for v in q) + f' | {x} |')
     w('')
     png = plots.plot('kqueue-ratio', 'kqueue front events/s over epoll LT events/s, same run',
                      'connected sockets', 'reader / epoll LT',
