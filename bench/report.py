@@ -82,6 +82,14 @@ def provenance(text, a):
     return ' '.join(out)
 
 
+def in_tree(path):
+    """path as the source tree names it (build-bench/...), not where this
+    checkout happens to live."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rel = os.path.relpath(os.path.abspath(path), root)
+    return path if rel.startswith('..') else rel
+
+
 def versions(build, commit):
     cpu = ''
     for line in read('/proc/cpuinfo').splitlines():
@@ -331,7 +339,7 @@ def main():
          'or `--no-guest`): the module and CUSE rows are not measured.') + '\n')
     w(provenance(read(os.path.join(a.raw, 'provenance.log')), a) + '\n')
     w('| | |\n|---|---|')
-    for k, v in versions(a.build, a.commit):
+    for k, v in versions(in_tree(a.build), a.commit):
         w(f'| {k} | {v} |')
     load = raw('load').strip().replace('\n', '; ')
     w(f'| host load average (1, 5, 15 min) | {load or "not recorded"} |')
@@ -727,7 +735,7 @@ def main():
     if changes.strip():
         md.append(changes.rstrip() + '\n')
     md.append('## Raw logs\n')
-    md.append(f'`{a.raw}/` (not committed): one log per program and backend.\n')
+    md.append(f'`{in_tree(a.raw)}/` (not committed): one log per program and backend.\n')
     with open(os.path.join(a.out, 'REPORT.md'), 'w', encoding='utf-8') as f:
         f.write('\n'.join(md))
     for stale in os.listdir(a.out):
