@@ -255,6 +255,7 @@ def kq_head(head, rows, rnd):
 
 def kqueue_section(w, raw, plots, head):
     """The kqueue front against epoll LT from 100 to 4,000 sockets."""
+    load = raw('load').strip().replace('\n', '; ')
     w('## The kqueue front against epoll LT\n')
     w('N connected AF_UNIX pairs, one writer writing a byte to a pair chosen at random, the reader '
       'at batch 64 reading each ready socket empty, as in the 2006 comparison; readers: epoll LT '
@@ -265,7 +266,9 @@ def kqueue_section(w, raw, plots, head):
       '`kevent_get_events`). Every reader at every N in each round, the readers\' order rotating '
       'and the N going forward and backward in turn; rates are medians over the rounds, "per round" '
       'the median of the ratio taken within each round (`bench/kqueue/kqueue-scale.c`). The module '
-      'and CUSE rows ran in the guest boot of the 2006 comparison, against that guest\'s epoll LT.\n')
+      'and CUSE rows ran in the guest boot of the 2006 comparison, against that guest\'s epoll LT. '
+      f'The machine is shared: host load average {load or "not recorded"}; the dates and the other '
+      'guests seen are in the provenance line at the top.\n')
     sources = [('module', 'guest1-module', 'module in the guest'),
                ('cuse', 'guest1-cuse', 'daemon on CUSE in the guest'),
                ('fuse', 'kqscale-fuse', 'daemon on fuse, natively on the host')]
