@@ -18,7 +18,10 @@ E2006_OUTRAN = 2.0
 TARGETS = {
     'drain64': 0.25, 'mem': 256, 'addrm': 1.5, 'timer': 2.0, 'sock': 0.6,
     'ioctl': 1.2, 'batch': 30, 'e2006': 1.0, 'flat': 1.5, 'ptimer': 3.0,
+    'kq': 0.9, 'kqrev1': 1.0,
 }
+# bench-kqueue-scale's readers, in the column order of its lines.
+KQ_READERS = ('epoll LT', 'kqueue', 'kqueue rev 1', 'get_events')
 
 
 def read(path):
@@ -77,6 +80,14 @@ def provenance(text, a):
                       'so they may have shared the 2 CPUs with another guest.' if shared else
                       'The boots held the machine-wide guest lock (other guests that take it waited).'))
     return ' '.join(out)
+
+
+def in_tree(path):
+    """path as the source tree names it (build-bench/...), not where this
+    checkout happens to live."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rel = os.path.relpath(os.path.abspath(path), root)
+    return path if rel.startswith('..') else rel
 
 
 def versions(build, commit):
@@ -177,6 +188,24 @@ def parse_ioctl(text):
     return out
 
 
+def parse_kq(text):
+    """bench-kqueue-scale's lines {tag: {N: (lt, kqueue, rev1, get)}} for the
+    tags kqrow (events/s), kqcpu (reader ns/event), kqcalls (waits/event),
+    kqctxt (context switches/event, machine-wide) and kqround (per-round
+    medians kqueue/LT, rev1/LT, get/LT, kqueue/rev1)."""
+    out = {}
+    for tag in ('kqrow', 'kqcpu', 'kqcalls', 'kqctxt', 'kqround'):
+        out[tag] = {int(n): tuple(float(x) for x in v.split()) for n, v in
+                    re.findall(rf'^{tag} \S+ (\d+) ((?:[\d.]+ ?){{4}})$', text, re.M)}
+    return out
+
+
+def parse_ptimer(text):
+    """bench-daemon-ptimer's attempts [(attempt, ptimer p99 µs, timerfd p99 µs)]."""
+    return [(int(a), int(p) / 1000, int(t) / 1000) for a, p, t in
+            re.findall(r'^(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+$', text, re.M)]
+
+
 class Plots:
     def __init__(self, out):
         self.out = out
@@ -208,6 +237,85 @@ class Plots:
         return f'{name}.png'
 
 
+def kq_head(head, rows, rnd):
+    """The headline rows of the kqueue front on the module at 2,000 sockets."""
+    if 2000 not in rows:
+        head.append(('kqueue front on the module vs epoll LT, 2,000 sockets', 'not measured (no guest run)',
+                     f'≥ {TARGETS["kq"]}', '—'))
+        return
+    lt, kq, kq1, _ = rows[2000]
+    per = rnd.get(2000, (0, 0, 0, 0))
+    head.append(('kqueue front on the module vs epoll LT, 2,000 sockets (events/s)',
+                 f'{kq / lt:.2f}, per round {per[0]:.2f}', f'≥ {TARGETS["kq"]}',
+                 verdict(kq / lt >= TARGETS['kq'])))
+    head.append(('kqueue front on the module vs its revision-1 path, 2,000 sockets (events/s)',
+                 f'{kq / kq1:.2f}, per round {per[3]:.2f}', f'> {TARGETS["kqrev1"]}',
+                 verdict(kq / kq1 > TARGETS['kqrev1'])))
+
+
+def kqueue_section(w, raw, plots, head):
+    """The kqueue front against epoll LT from 100 to 4,000 sockets."""
+    load = raw('load').strip().replace('\n', '; ')
+    w('## The kqueue front against epoll LT\n')
+    w('N connected AF_UNIX pairs, one writer writing a byte to a pair chosen at random, the reader '
+      'at batch 64 reading each ready socket empty, as in the 2006 comparison; readers: epoll LT '
+      '(what libkqueue does on Linux, the baseline), `kevent()` of libkqueue-kevent on a kqueue with '
+      'EVFILT_READ level-triggered on the highest revision the device serves, the same with '
+      '`KQUEUE_KEVENT_REVISION=1` (the front\'s revision-1 path, level triggering done in the '
+      'library), and the device without the front (poll kevents on a revision-1 queue through '
+      '`kevent_get_events`). Every reader at every N in each round, the readers\' order rotating '
+      'and the N going forward and backward in turn; rates are medians over the rounds, "per round" '
+      'the median of the ratio taken within each round (`bench/kqueue/kqueue-scale.c`). The module '
+      'and CUSE rows ran in the guest boot of the 2006 comparison, against that guest\'s epoll LT. '
+      f'The machine is shared: host load average {load or "not recorded"}; the dates and the other '
+      'guests seen are in the provenance line at the top.\n')
+    sources = [('module', 'guest1-module', 'module in the guest'),
+               ('cuse', 'guest1-cuse', 'daemon on CUSE in the guest'),
+               ('fuse', 'kqscale-fuse', 'daemon on fuse, natively on the host')]
+    w('| backend | N | epoll LT ev/s | kqueue ev/s | rev 1 ev/s | get_events ev/s | kqueue / LT '
+      '| per round | rev 1 / LT | per round | kqueue / rev 1 | per round | get_events / LT |')
+    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    series, cpu_rows = [], []
+    for be, log, label in sources:
+        kq = parse_kq(raw(log))
+        rows, rnd = kq['kqrow'], kq['kqround']
+        if be == 'module':
+            kq_head(head, rows, rnd)
+        if not rows:
+            w(f'| {label} | – | not measured | | | | | | | | | | |')
+            continue
+        for n, (lt, k, k1, g) in sorted(rows.items()):
+            r = rnd.get(n, (0, 0, 0, 0))
+            w(f'| {label} | {n:,} | {lt:,.0f} | {k:,.0f} | {k1:,.0f} | {g:,.0f} | {k / lt:.2f} | {r[0]:.2f} | '
+              f'{k1 / lt:.2f} | {r[1]:.2f} | {k / k1 if k1 else 0:.2f} | {r[3]:.2f} | {g / lt:.2f} |')
+        # the per-round medians: both readers of a ratio under the same load
+        series.append((f'{be} kqueue / epoll LT', [(n, v[0]) for n, v in sorted(rnd.items())]))
+        series.append((f'{be} kqueue rev 1 / epoll LT', [(n, v[1]) for n, v in sorted(rnd.items())]))
+        cpu_rows.append((label, kq['kqcpu'], kq['kqcalls'], kq['kqctxt']))
+    w('')
+    w('The reader thread\'s CPU per event (its syscalls\' kernel work included; on the daemons the '
+      'daemon\'s own CPU is another process\'s and not in it), its waits per event (`epoll_wait`, '
+      '`kevent()`, `GET_EVENTS` calls) and the context switches per event, machine-wide (in the guest '
+      'nothing else runs; on the host other work counts too), medians over the same rounds:\n')
+    w('| backend | N | ' + ' | '.join(f'{r} ns' for r in KQ_READERS) + ' | '
+      + ' | '.join(f'{r} waits/event' for r in KQ_READERS) + ' | '
+      + ' | '.join(f'{r} switches/event' for r in KQ_READERS) + ' |')
+    w('|---|---:|' + '---:|' * 3 * len(KQ_READERS))
+    for label, cpu, calls, ctxt in cpu_rows:
+        for n, c in sorted(cpu.items()):
+            q = calls.get(n, (0,) * 4)
+            x = ' | '.join(f'{v:.2f}' for v in ctxt[n]) if n in ctxt else ' | '.join('–' * 4)
+            w(f'| {label} | {n:,} | ' + ' | '.join(f'{v:,.0f}' for v in c) + ' | '
+              + ' | '.join(f'{v:.3f}' for v in q) + f' | {x} |')
+    w('')
+    png = plots.plot('kqueue-ratio', 'kqueue front events/s over epoll LT events/s, per-round medians',
+                     'connected sockets', 'reader / epoll LT',
+                     series + [(f'target {TARGETS["kq"]}', [(100, TARGETS['kq']), (4000, TARGETS['kq'])])],
+                     logx=True, extra='set xrange [70:6000]\nset yrange [0:*]')
+    if png:
+        w(f'![kqueue front against epoll LT]({png})\n')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--raw', required=True)
@@ -234,7 +342,7 @@ def main():
          'or `--no-guest`): the module and CUSE rows are not measured.') + '\n')
     w(provenance(read(os.path.join(a.raw, 'provenance.log')), a) + '\n')
     w('| | |\n|---|---|')
-    for k, v in versions(a.build, a.commit):
+    for k, v in versions(in_tree(a.build), a.commit):
         w(f'| {k} | {v} |')
     load = raw('load').strip().replace('\n', '; ')
     w(f'| host load average (1, 5, 15 min) | {load or "not recorded"} |')
@@ -329,6 +437,14 @@ def main():
       'the figure the median over the attempts (`bench/daemon/ptimer.c`). The rule itself (never '
       'early, D58, D59) is the client test `rev3/ns_expiries_never_early`.\n')
     w('```\n' + (ptimer.strip() or 'not measured') + '\n```\n')
+    pts = parse_ptimer(ptimer)
+    png = plots.plot('ptimer-p99', 'p99 lateness per attempt, POSIX-timer kevents and timerfds, same run',
+                     'attempt', 'p99 lateness (us)',
+                     [('POSIX-timer kevent', [(a_, p) for a_, p, _ in pts]),
+                      ('timerfd', [(a_, t) for a_, _, t in pts])],
+                     extra='set yrange [0:*]\nset xtics 1')
+    if png:
+        w(f'![POSIX-timer kevent lateness against timerfds]({png})\n')
     m = re.search(r'median of \d+ attempts\): ([\d.]+)', ptimer)
     if m:
         head.append(('POSIX-timer kevent p99 lateness vs timerfd, daemon over fuse', f'{float(m.group(1)):.2f}×',
@@ -519,6 +635,8 @@ def main():
     if png:
         w(f'![cost per event against sockets]({png})\n')
 
+    kqueue_section(w, raw, plots, head)
+
     # --- daemon per-ioctl on fuse, natively (one run)
     fi = parse_ioctl(raw('ioctl-fuse'))
     if 'ctl' in fi:
@@ -620,7 +738,7 @@ def main():
     if changes.strip():
         md.append(changes.rstrip() + '\n')
     md.append('## Raw logs\n')
-    md.append(f'`{a.raw}/` (not committed): one log per program and backend.\n')
+    md.append(f'`{in_tree(a.raw)}/` (not committed): one log per program and backend.\n')
     with open(os.path.join(a.out, 'REPORT.md'), 'w', encoding='utf-8') as f:
         f.write('\n'.join(md))
     for stale in os.listdir(a.out):
