@@ -832,6 +832,10 @@ static void seed_rev3(void)
  * result, a user event's triggers merge while held, MODIFY re-arms and the
  * held result becomes ready (a take13 ring slot, D3); ONESHOT wins over
  * DISPATCH; a MODIFY without the bit makes it an ordinary kevent again.
+ * An entry of an unknown type with the bit on a STRICT revision-3 queue
+ * fails for its type (-ENOSYS), not for the bit: every backend checks the
+ * type first (the module checked the flags first until the lockstep run
+ * in the guest met such an entry).
  */
 static void seed_rev4(void)
 {
@@ -842,12 +846,15 @@ static void seed_rev4(void)
 	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .fl = KF_E_ONESHOT, .ev = 1, .c0 = 2,
 			     .g = { 1 } };
 	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_USER, .ev = 0x5, .c0 = 3, .g = { 1 } };
+	const struct ent unknown = { .id0 = 4, .type = 7, .c0 = 4, .g = { 1 } };
 	hdr_plain();
 	open_q(0, 0, KF_OPEN_RING);
 	open_q(1, 0, 0);
 	setabi(1, 3, KEVENT_ABI_STRICT, 0, 0, 0, 0);
 	poke(0, 1, e);
 	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* revision 3, STRICT: -EINVAL */
+	poke(0, 1, &unknown);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* the type first: -ENOSYS (D51) */
 	setabi(0, 5, 0, 0, 0, 0, 0);			/* not served: EINVAL */
 	setabi(0, 4, KEVENT_ABI_STRICT, 0, 0, 0, 0);
 	poke(0, 3, e);

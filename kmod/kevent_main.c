@@ -601,18 +601,14 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk,
 	 * ret_data[0] (abi.md section 4, take13; the core does the same).
 	 */
 	uk->ret_flags = 0;
-	if (kq_req_refused(q, uk)) {
-		kq_fail(uk, -EINVAL);
-		return 1;
-	}
 	origin = kevent_origin_get(uk->type, q->rules);
 	if (!origin) {
-		/* A3; D51: take26's -ENOSYS, per entry. */
+		/* A3; D51: take26's -ENOSYS, per entry, before any flag check (core/queue.c) */
 		kq_fail(uk, (q->rules & KR_ENOSYS) ? -ENOSYS : -EINVAL);
 		return 1;
 	}
 	ret = kq_ext_check(origin, x);
-	if (!ret && kq_level_refused(q, origin, uk))
+	if (!ret && (kq_req_refused(q, uk) || kq_level_refused(q, origin, uk)))
 		ret = -EINVAL;
 	if (ret) {
 		kq_fail(uk, ret);
