@@ -834,3 +834,337 @@ KTEST_REVS(ctl, ready_match_ignores_type, 2, 2)
 	cr_assert_eq(e.user[0], 43u);
 	close(kfd);
 }
+
+/*
+ * ---- Revision 4: KEVENT_REQ_DISPATCH (docs/abi.md D65, D66) ----
+ *
+ * The tests of D65 that hold from revision 4 on are [4, open]; those that
+ * say what a queue below revision 4 keeps (0x80 an unknown req_flags bit,
+ * A1) are [1, 3].  Every name starts with dispatch_: the guest boots select
+ * them by that (tests/vm/meson.build).
+ */
+
+#define DISPATCH_NOW 0		/* GET_EVENTS timeout: take what is ready, do not wait */
+
+/* A POLLIN kevent on the pipe's read end rd, DISPATCH plus req. */
+static struct ukevent dispatch_pipe(int rd, __u32 req, __u32 cookie)
+{
+	return kt_uk_poll(rd, KEVENT_POLL_POLLIN, KEVENT_REQ_DISPATCH | req, cookie);
+}
+
+/* MODIFY of one kevent that must match: on revision 4 it re-arms (D65). */
+static void dispatch_modify(int kfd, struct ukevent uk, const char *what)
+{
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "%s: MODIFY ret_flags %#x", what,
+		     uk.ret_flags);
+}
+
+/* READY of one kevent (a user event's trigger value in event); must match. */
+static void dispatch_ready(int kfd, struct ukevent uk, __u32 value)
+{
+	uk.event = value;
+	kt_ctl1(kfd, KEVENT_CTL_READY, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "READY ret_flags %#x", uk.ret_flags);
+}
+
+/* Nothing ready now: GET_EVENTS without waiting returns 0. */
+static void dispatch_none(int kfd, const char *what)
+{
+	struct ukevent out[4];
+	int n = kt_get(kfd, 0, 4, DISPATCH_NOW, out);
+
+	cr_assert_eq(n, 0, "%s: %d ready (cookie %u, ret_data %#x %#x)", what, n,
+		     n > 0 ? out[0].user[0] : 0, n > 0 ? out[0].ret_data[0] : 0,
+		     n > 0 ? out[0].ret_data[1] : 0);
+}
+
+/* D65: below revision 4, 0x80 is an unknown req_flags bit (A1): ignored. */
+KTEST_REVS(ctl, dispatch_ignored_below_revision_4, 1, 3)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, dispatch_pipe(p[0], 0, 1));
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get_one(kfd, "the first write").user[0], 1u);
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	cr_assert_eq(kt_get_one(kfd, "the second write: no disarm below revision 4").user[0], 1u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D65, A1: below revision 4, STRICT refuses 0x80 per entry, at ADD and MODIFY. */
+KTEST_REVS(ctl, dispatch_strict_refused_below_revision_4, 1, 3)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(HOUR, KEVENT_REQ_DISPATCH, 1), m;
+
+	kt_require_feature(KEVENT_FEAT_STRICT, "only KEVENT_ABI_STRICT makes an unknown req_flags "
+			   "bit visible (A1)");
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_STRICT), 0);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq((int)uk.ret_data[1], -EINVAL, "ADD on revision %d: %d", kt_rev(),
+		     (int)uk.ret_data[1]);
+	kt_add_queued(kfd, kt_uk_timer(HOUR, 0, 2));
+	m = kt_uk_timer(HOUR, KEVENT_REQ_DISPATCH, 2);
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq((int)m.ret_data[1], -EINVAL, "MODIFY on revision %d: %d", kt_rev(),
+		     (int)m.ret_data[1]);
+	close(kfd);
+}
+
+/* D65: from revision 4 on, STRICT knows DISPATCH. */
+KTEST_REVS(ctl, dispatch_strict_known_from_revision_4, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent m = kt_uk_timer(HOUR, KEVENT_REQ_DISPATCH | KEVENT_REQ_ONESHOT, 1);
+
+	kt_require_feature(KEVENT_FEAT_STRICT, "STRICT is what refuses unknown bits (A1)");
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_STRICT), 0);
+	kt_add_queued(kfd, kt_uk_timer(HOUR, KEVENT_REQ_DISPATCH, 1));
+	dispatch_modify(kfd, m, "DISPATCH|ONESHOT under STRICT");
+	close(kfd);
+}
+
+/*
+ * D65: a delivered DISPATCH kevent stays registered but is disarmed: new
+ * activity does not make it ready (nor the queue readable) until MODIFY
+ * re-arms it; MODIFY with DISPATCH still set disarms it again after the
+ * next delivery.
+ */
+KTEST_REVS(ctl, dispatch_disarms_until_modify, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, got;
+
+	kt_pipe(p);
+	uk = dispatch_pipe(p[0], 0, 7);
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	got = kt_get_one(kfd, "the first write");
+	cr_assert_eq(got.user[0], 7u);
+	cr_assert_eq(got.ret_data[0], (__u32)KEVENT_POLL_POLLIN);
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	kt_assert_quiet(kfd, 200, "a write while disarmed");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "disarmed, not removed");
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "a disarmed kevent makes the queue readable");
+	dispatch_modify(kfd, uk, "re-arm");
+	got = kt_get_one(kfd, "after MODIFY: the data is still there");
+	cr_assert_eq(got.ret_data[0], (__u32)KEVENT_POLL_POLLIN);
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	kt_assert_quiet(kfd, 200, "DISPATCH kept: disarmed again by that delivery");
+	uk.req_flags = 0;
+	dispatch_modify(kfd, uk, "MODIFY without DISPATCH");
+	kt_get_one(kfd, "re-armed");
+	kt_read_all(p[0]);
+	kt_write1(p[1]);
+	kt_get_one(kfd, "an ordinary kevent again: the next write fires");
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * D65, D62: what comes while disarmed is held, merged as on the ready
+ * list, and delivered at the re-arm: a user event's triggers OR their
+ * values and count.
+ */
+KTEST_REVS(ctl, dispatch_holds_what_came_while_disarmed, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk(KEVENT_USER, 5, 0, 0, KEVENT_REQ_DISPATCH, 5), got;
+
+	kt_add_queued(kfd, uk);
+	dispatch_ready(kfd, uk, 0x1);
+	got = kt_get_one(kfd, "the first trigger");
+	cr_assert_eq(got.ret_data[0], 0x1u);
+	cr_assert_eq(got.ret_data[1], 1u);
+	dispatch_ready(kfd, uk, 0x2);
+	dispatch_ready(kfd, uk, 0x4);
+	dispatch_none(kfd, "two triggers while disarmed");
+	dispatch_modify(kfd, uk, "re-arm");
+	got = kt_get_one(kfd, "the held triggers at the re-arm");
+	cr_assert_eq(got.ret_data[0], 0x6u, "values OR-ed: %#x", got.ret_data[0]);
+	cr_assert_eq(got.ret_data[1], 2u, "two triggers counted: %u", got.ret_data[1]);
+	dispatch_modify(kfd, uk, "re-arm with nothing held");
+	dispatch_none(kfd, "nothing came: nothing to deliver");
+	close(kfd);
+}
+
+/*
+ * D65, D49: a READY while disarmed is held like an origin's report and
+ * delivered at the re-arm (DONE, {0, 0}) even when the source is quiet; a
+ * second READY adds nothing to it.
+ */
+KTEST_REVS(ctl, dispatch_ready_held_until_rearm, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, got;
+
+	kt_pipe(p);
+	uk = dispatch_pipe(p[0], 0, 3);
+	kt_add_queued(kfd, uk);
+	dispatch_ready(kfd, uk, uk.event);
+	got = kt_get_one(kfd, "READY");
+	cr_assert_eq(got.ret_data[0], 0u);
+	dispatch_ready(kfd, uk, uk.event);
+	dispatch_ready(kfd, uk, uk.event);
+	dispatch_none(kfd, "READY while disarmed");
+	dispatch_modify(kfd, uk, "re-arm");
+	got = kt_get_one(kfd, "the held READY, the pipe empty");
+	cr_assert_eq(got.user[0], 3u);
+	cr_assert_eq(got.ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(got.ret_data[0], 0u, "READY's {0, 0}: %#x", got.ret_data[0]);
+	cr_assert_eq(got.ret_data[1], 0u);
+	dispatch_none(kfd, "held once, delivered once");
+	/* A report held while disarmed: READY does not replace it with {0, 0}. */
+	kt_write1(p[1]);
+	kt_assert_quiet(kfd, 200, "a write while disarmed");
+	kt_read_all(p[0]);	/* so MODIFY's own check finds nothing newer */
+	dispatch_ready(kfd, uk, uk.event);
+	dispatch_modify(kfd, uk, "re-arm");
+	got = kt_get_one(kfd, "the held report");
+	cr_assert_eq(got.ret_data[0], (__u32)KEVENT_POLL_POLLIN, "the origin's report, not "
+		     "READY's: %#x", got.ret_data[0]);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D65: with ONESHOT, DISPATCH changes nothing: freed at its delivery. */
+KTEST_REVS(ctl, dispatch_oneshot_freed, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(HOUR, KEVENT_REQ_DISPATCH | KEVENT_REQ_ONESHOT, 4);
+
+	kt_add_queued(kfd, uk);
+	dispatch_ready(kfd, uk, uk.event);
+	kt_get_one(kfd, "READY");
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT frees it, disarmed or not");
+	close(kfd);
+}
+
+/*
+ * D65, D43: a disarmed LEVEL kevent is not re-checked at the next dequeue;
+ * MODIFY's re-check re-arms it: still readable, it fires; drained, not.
+ */
+KTEST_REVS(ctl, dispatch_level_checked_at_modify, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	uk = dispatch_pipe(p[0], KEVENT_REQ_LEVEL, 6);
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	kt_get_one(kfd, "the write");
+	dispatch_none(kfd, "unread data while disarmed: no LEVEL report");
+	dispatch_modify(kfd, uk, "re-arm, data unread");
+	cr_assert_eq(kt_get_one(kfd, "MODIFY found it readable").ret_data[0],
+		     (__u32)KEVENT_POLL_POLLIN);
+	dispatch_none(kfd, "disarmed again: this dequeue checks nothing");
+	kt_read_all(p[0]);
+	dispatch_modify(kfd, uk, "re-arm, drained");
+	kt_assert_quiet(kfd, 200, "drained before the re-arm: nothing reported");
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * D65, D58: a disarmed POSIX timer keeps its grid; a MODIFY of its 40-byte
+ * entry re-arms it and delivers every grid point passed since its last
+ * delivery; an EXT MODIFY (a new setting, D61) discards them instead.
+ */
+KTEST_REVS(ctl, dispatch_posix_timer_counts_while_disarmed, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent_ext e;
+	struct ukevent got;
+
+	memset(&e, 0, sizeof(e));
+	e.ev = kt_uk(KEVENT_POSIX_TIMER, 9, 0, KEVENT_TIMER_FIRED, KEVENT_REQ_DISPATCH, 9);
+	e.ext.timer.clock = KEVENT_CLOCK_MONOTONIC;
+	e.ext.timer.value.tv_nsec = 1000000;		/* 1 ms */
+	e.ext.timer.interval.tv_nsec = 1000000;
+	cr_assert_eq(kt_ctl_ext(kfd, KEVENT_CTL_ADD, 1, &e), 0, "ADD of the POSIX timer");
+	got = kt_get_one(kfd, "the first expiry");
+	cr_assert_geq(got.ret_data[0], 1u);
+	kt_sleep_ms(40);	/* the subject: grid points pass while it is disarmed */
+	dispatch_none(kfd, "expiries while disarmed");
+	dispatch_modify(kfd, e.ev, "re-arm by a 40-byte MODIFY");
+	got = kt_get_one(kfd, "the held expiries");
+	cr_assert_geq(got.ret_data[0], 20u, "40 ms of 1 ms grid points counted: %u",
+		      got.ret_data[0]);
+	kt_sleep_ms(10);	/* again: points pass while disarmed */
+	e.ext.timer.value.tv_sec = 3600;
+	e.ext.timer.interval.tv_nsec = 0;
+	cr_assert_eq(kt_ctl_ext(kfd, KEVENT_CTL_MODIFY, 1, &e), 0, "EXT MODIFY");
+	cr_assert_eq(e.ev.ret_flags, (__u32)KEVENT_RET_DONE);
+	dispatch_none(kfd, "a new setting discards what was held (D61)");
+	close(kfd);
+}
+
+/*
+ * D65, D55: WAIT disarms what it copies into the kevent_uring; D41: a
+ * WAIT whose ring store faulted delivered nothing, so it disarmed nothing:
+ * the kevent is ready again and the call that delivers it disarms it.
+ */
+KTEST_REVS(ctl, dispatch_wait_disarms_a_faulted_wait_does_not, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* slots 0 and 1 on the first page, 2 .. 7 on the second */
+	struct kevent_uring *r = (struct kevent_uring *)(m + pg - 8 - 2 * 40);
+	struct kevent_ring_init ri = { .ring = (__u64)(uintptr_t)r, .num = 8 };
+	struct ukevent a = kt_uk(KEVENT_USER, 1, 0, 0, KEVENT_REQ_DISPATCH, 1);
+	struct ukevent b = kt_uk(KEVENT_USER, 2, 0, 0, KEVENT_REQ_DISPATCH, 2);
+	struct timespec now = { 0, 0 };
+
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	cr_assert_neq(m, MAP_FAILED);
+	memset(m, 0, 2 * pg);
+	cr_assert_eq(kt_ioctl(kfd, KEVENT_IOC_RING_INIT, &ri), 0);
+	kt_add_queued(kfd, a);
+	kt_add_queued(kfd, b);
+	dispatch_ready(kfd, a, 0x1);
+	cr_assert_eq(kevent_wait(kfd, 8, 0, now, 0), 1, "WAIT copies a: %s", strerror(errno));
+	cr_assert_eq(r->event[0].user[0], 1u);
+	dispatch_ready(kfd, a, 0x2);
+	cr_assert_eq(kevent_wait(kfd, 8, 0, now, 0), 0, "a is disarmed by the WAIT");
+	dispatch_modify(kfd, a, "re-arm a");
+	cr_assert_eq(kevent_wait(kfd, 8, 0, now, 0), 1, "a's held trigger");
+	cr_assert_eq(r->event[1].ret_data[0], 0x2u);
+	munmap(m + pg, pg);
+	dispatch_ready(kfd, b, 0x4);
+	cr_assert_eq(kevent_wait(kfd, 8, 0, now, 0), -1, "slot 2 faults");
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(kt_queue_ready(kfd), 1u, "b is ready again, not disarmed");
+	struct ukevent got = kt_get_one(kfd, "b through GET_EVENTS");
+	cr_assert_eq(got.user[0], 2u);
+	cr_assert_eq(got.ret_data[0], 0x4u);
+	dispatch_ready(kfd, b, 0x8);
+	dispatch_none(kfd, "b disarmed by the GET_EVENTS that delivered it");
+	munmap(m, pg);
+	close(kfd);
+}
+
+/* D66: SET_ABI(4) makes a revision-4 queue, which INFO reports. */
+KTEST_REVS(ctl, dispatch_queue_is_revision_4, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct kevent_info info;
+
+	kt_info(kfd, &info);
+	cr_assert_geq(info.abi_revision, 4u, "abi_revision %u", info.abi_revision);
+	cr_assert_eq(info.queue_revision, 4u, "queue_revision %u", info.queue_revision);
+	cr_assert_eq(info.abi_lowest, 1u);
+	close(kfd);
+}

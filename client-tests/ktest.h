@@ -115,7 +115,19 @@ int kt_fuse_without_process_memory(void);
 #define KT_AT_3(suite, name, first, last, ...)
 #endif
 
-#if KEVENT_ABI_REVISION > 3
+#if KEVENT_ABI_REVISION >= 4
+#define KT_LE_4_1 KT_PROBE
+#define KT_LE_4_2 KT_PROBE
+#define KT_LE_4_3 KT_PROBE
+#define KT_LE_4_4 KT_PROBE
+#define KT_AT_4(suite, name, first, last, ...)					\
+	KT_IF(KT_AND(KT_LE(4, first), KT_NOT(KT_LE(3, last))))		\
+		(KT_INSTANCE(suite, name, 4, ##__VA_ARGS__))
+#else
+#define KT_AT_4(suite, name, first, last, ...)
+#endif
+
+#if KEVENT_ABI_REVISION > 4
 #error "ktest.h: add KT_AT_n for the header's new revision (see the comment at the top)"
 #endif
 
@@ -125,6 +137,7 @@ int kt_fuse_without_process_memory(void);
 	KT_AT_1(suite, name, first, last, ##__VA_ARGS__)			\
 	KT_AT_2(suite, name, first, last, ##__VA_ARGS__)			\
 	KT_AT_3(suite, name, first, last, ##__VA_ARGS__)			\
+	KT_AT_4(suite, name, first, last, ##__VA_ARGS__)			\
 	static void ktest_body_##suite##_##name(void)
 
 #define KTEST(suite, name, ...) KTEST_REVS(suite, name, 1, KTEST_OPEN, ##__VA_ARGS__)

@@ -59,7 +59,9 @@ struct kcore {
 #define KITEM_READY	0x1	/* on the ready list */
 #define KITEM_STOPPED	0x2	/* ONESHOT fired or BROKEN: ignore fires */
 #define KITEM_ATTACHING	0x4	/* inside attach(): fires are held (D3) */
-#define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides */
+#define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides, */
+				/* or (DISARMED) until MODIFY re-arms (D65) */
+#define KITEM_DISARMED	0x10	/* KEVENT_REQ_DISPATCH delivered: no delivery until MODIFY */
 
 struct kitem {
 	/* What a GET_EVENTS pass reads and writes, together (64 bytes). */
@@ -176,7 +178,7 @@ static inline bool kq_rules(const struct kqueue *q, krules set)
  * new KEVENT_ABI_REVISION together with the core's rules for it.
  */
 #define KCORE_REV_LOWEST	1
-#define KCORE_REV_HIGHEST	3
+#define KCORE_REV_HIGHEST	4
 
 /* core.c */
 void *kcore_alloc(struct kcore *core, size_t len);

@@ -357,25 +357,13 @@ static void ring_flush(struct kqueue *q)
 		q->t->ring_written(q->tfile, lo, hi - lo);
 }
 
-/*
- * k has a result: rebuild its pending ret_flags (D21) and put it on the
- * ready list unless it is there already (then the result merges, A9).
- * Returns 1 when the origin must stop reporting k.
- */
-int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_result *res,
-		   struct enqueue_effects *fx)
+/* k's pending result goes onto the ready list, unless it is there already. */
+static void push_locked(struct kqueue *q, struct kitem *k, struct enqueue_effects *fx)
 {
-	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
-	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 	size_t off;
 
-	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
-	k->rdata[0] = res->ret_data[0];
-	k->rdata[1] = res->ret_data[1];
-	if (stop)
-		k->flags |= KITEM_STOPPED;
 	if (k->flags & KITEM_READY)
-		return stop;
+		return;
 	k->flags |= KITEM_READY;
 	rslots_push(q, k);
 	q->ready_num++;
@@ -395,7 +383,42 @@ int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_resul
 		fx->ring = true;
 	}
 	fx->schedule = q->ready_num >= q->wait_min;
+}
+
+/*
+ * k has a result: rebuild its pending ret_flags (D21) and put it on the
+ * ready list unless it is there already (then the result merges, A9).
+ * D65: a disarmed DISPATCH kevent keeps it (merged the same way) until
+ * MODIFY re-arms it.  Returns 1 when the origin must stop reporting k.
+ */
+int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_result *res,
+		   struct enqueue_effects *fx)
+{
+	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
+	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+
+	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
+	k->rdata[0] = res->ret_data[0];
+	k->rdata[1] = res->ret_data[1];
+	if (stop)
+		k->flags |= KITEM_STOPPED;
+	if (k->flags & KITEM_DISARMED)
+		k->flags |= KITEM_HELD;
+	else
+		push_locked(q, k, fx);
 	return stop;
+}
+
+/* D65: MODIFY re-arms a disarmed kevent; a result it held becomes ready now. */
+static void rearm_locked(struct kqueue *q, struct kitem *k, struct enqueue_effects *fx)
+{
+	if (!(k->flags & KITEM_DISARMED))
+		return;
+	k->flags &= ~KITEM_DISARMED;
+	if (k->flags & KITEM_HELD) {
+		k->flags &= ~KITEM_HELD;
+		push_locked(q, k, fx);
+	}
 }
 
 /* A fire while k is inside attach(): keep the last result, as a merge does (A9). */
@@ -525,6 +548,7 @@ static int kitem_new(struct kqueue *q, const struct ukevent *uk,
 /* Takes k off the ready list if it is there (q->lock held). */
 void unready_locked(struct kqueue *q, struct kitem *k)
 {
+	k->flags &= ~KITEM_HELD;	/* D65: a disarmed kevent's pending result too */
 	if (!(k->flags & KITEM_READY))
 		return;
 	q->rslots[k->rpos & (q->rcap - 1)] = NULL;
@@ -562,6 +586,8 @@ static bool req_flags_refused(const struct kqueue *q, const struct ukevent *uk)
 		known |= KEVENT_REQ_ALWAYS_QUEUE;	/* D42 */
 	if (kq_rule(q, KR_LEVEL))
 		known |= KEVENT_REQ_LEVEL;		/* D43 */
+	if (kq_rule(q, KR_DISPATCH))
+		known |= KEVENT_REQ_DISPATCH;		/* D65 */
 	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
 }
 
@@ -757,7 +783,10 @@ static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	k->flags &= ~KITEM_STOPPED;
+	rearm_locked(q, k, &fx);
 	pthread_mutex_unlock(&q->lock);
+	enqueue_effects_run(q, &fx);
+	fx = (struct enqueue_effects){ 0 };
 	if (k->ops->modify)
 		r = k->ops->modify(k, &res);
 	if (r < 0) {
@@ -794,7 +823,7 @@ static int ready_one(struct kqueue *q, struct ukevent *uk, const struct ukevent_
 	pthread_mutex_lock(&q->lock);
 	if (k->kt->ready)
 		k->kt->ready(k, uk->event, &fx);
-	else if (!(k->flags & KITEM_READY))
+	else if (!(k->flags & (KITEM_READY | KITEM_HELD)))	/* D65: held is pending */
 		enqueue_locked(q, k, &res, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
@@ -928,14 +957,22 @@ static int write_out(const struct kuaccess *ua, __u64 uaddr,
 	return i ? (int)i : -EFAULT;
 }
 
+/* D65: whether delivering k disarms it (a ONESHOT one is freed instead). */
+static inline bool dispatches(bool rule, const struct kitem *k)
+{
+	return rule && (k->uk.req_flags & (KEVENT_REQ_DISPATCH | KEVENT_REQ_ONESHOT)) ==
+		       KEVENT_REQ_DISPATCH;
+}
+
 /*
  * D43: a LEVEL kevent just dequeued is checked at the next dequeue (q->ctl
  * held).  ONESHOT ones never get here: they are freed at their delivery.
+ * D65: nor do disarmed ones: MODIFY's re-check is the one that re-arms.
  */
 static void level_note(struct kqueue *q, struct kitem *k)
 {
 	if (kq_rule(q, KR_LEVEL) && (k->uk.req_flags & KEVENT_REQ_LEVEL) && k->ops->level &&
-	    klist_empty(&k->lnode))
+	    !dispatches(kq_rule(q, KR_DISPATCH), k) && klist_empty(&k->lnode))
 		klist_add_tail(&k->lnode, &q->level);
 }
 
@@ -996,12 +1033,14 @@ struct take_cursor {
 	unsigned int mask, head;
 	bool hooks;		/* a type q serves has a deliver hook (ktype.h) */
 	bool level;		/* revision 2: LEVEL kevents are re-checked (D43) */
+	bool dispatch;		/* revision 4: DISPATCH kevents are disarmed (D65) */
 };
 
 static struct take_cursor take_begin(const struct kqueue *q)
 {
 	struct take_cursor c = { q->rslots, q->rcap - 1, q->rhead,
-				 q->deliver_hooks, kq_rule(q, KR_LEVEL) };
+				 q->deliver_hooks, kq_rule(q, KR_LEVEL),
+				 kq_rule(q, KR_DISPATCH) };
 
 	return c;
 }
@@ -1022,6 +1061,8 @@ static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
 	while (!(k = c->slots[c->head++ & c->mask]))
 		;	/* a hole REMOVE left: ready_num says a kitem follows */
 	k->flags &= ~KITEM_READY;
+	if (dispatches(c->dispatch, k))
+		k->flags |= KITEM_DISARMED;	/* D65: until MODIFY re-arms it */
 	*out = k->uk;
 	out->ret_flags = k->rflags;
 	out->ret_data[0] = k->rdata[0];
@@ -1140,6 +1181,8 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 
 		if (k->kt->undeliver)
 			k->kt->undeliver(k);	/* D58: a POSIX timer's count goes back */
+		/* D65: not delivered, so not disarmed; a result it held is newer */
+		k->flags &= ~(KITEM_DISARMED | KITEM_HELD);
 		if (k->flags & KITEM_READY)
 			continue;
 		if (q->rtail - q->rhead == q->rcap)

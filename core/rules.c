@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Revision -> rules: the only place in core/ that knows what a revision
- * number means (A12, D40, D64).  A revision is its row; each row repeats
+ * number means (A12, D40, D64, D66).  A revision is its row; each row repeats
  * the rules of the rows below it, because a revision only ever adds.
  */
 #include "internal.h"
@@ -13,11 +13,14 @@
 /* D58-D64 */
 #define KR_REV3	(KR_BIT(KR_POSIX_TIMER) | KR_BIT(KR_EXT) | KR_BIT(KR_QUERY) | \
 		 KR_BIT(KR_USER) | KR_BIT(KR_TYPE_KEY))
+/* D65, D66 */
+#define KR_REV4	(KR_BIT(KR_DISPATCH))
 
 static const krules kr_rows[KCORE_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13, exactly (D40) */
 	[2] = KR_REV2,
 	[3] = KR_REV2 | KR_REV3,
+	[4] = KR_REV2 | KR_REV3 | KR_REV4,
 };
 
 bool kr_served(unsigned int revision)

@@ -24,6 +24,7 @@ enum krule {
 	KR_QUERY,		/* D61: KEVENT_CTL_QUERY */
 	KR_USER,		/* D62: type 9 */
 	KR_TYPE_KEY,		/* D63: the type is part of the search key */
+	KR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
 	KR_NR
 };
 

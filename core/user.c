@@ -22,12 +22,15 @@ static const struct korigin_ops kuser_ops = {
 	.detach = user_detach,
 };
 
-/* D62: a trigger of a user event; one already ready merges (q->lock held). */
+/*
+ * D62: a trigger of a user event; one already ready merges (q->lock held),
+ * as does one a disarmed DISPATCH kevent holds (D65).
+ */
 static void user_trigger_locked(struct kitem *k, __u32 value, struct enqueue_effects *fx)
 {
 	struct korigin_result res = { 0, { value, 1 } };
 
-	if (!(k->flags & KITEM_READY)) {
+	if (!(k->flags & (KITEM_READY | KITEM_HELD))) {	/* D65: held merges too */
 		enqueue_locked(k->q, k, &res, fx);
 		return;
 	}

@@ -215,7 +215,8 @@ static void entry_expand(const uint8_t *e, struct ukevent *uk)
 	uk->type = e[2];
 	uk->req_flags = (fl & KF_E_ONESHOT ? KEVENT_REQ_ONESHOT : 0) |
 			(fl & KF_E_REQ_UNK ? 0x100u : 0) |
-			(fl & KF_E_REQ_HIGH ? 0x80000000u : 0);
+			(fl & KF_E_REQ_HIGH ? 0x80000000u : 0) |
+			(!(fl & KF_E_GARBAGE) && (e[8] & KF_E8_DISPATCH) ? KEVENT_REQ_DISPATCH : 0);
 	uk->event = (__u32)e[4] | (__u32)e[5] << 8 |
 		    (fl & KF_E_READY_ADD ? KTEST_READY_AT_ADD : 0) |
 		    (fl & KF_E_FAIL_ATT ? KTEST_FAIL_ATTACH : 0) |

@@ -6,8 +6,9 @@
  * backend answers a fresh queue correctly afterwards, and the live-object
  * counters INFO reports are back to what they were before (and the
  * daemon's open-fd count, when its pid is given).  Where INFO says
- * revision 2 is served, a quarter of the steps are its calls: SET_ABI(2),
- * RING_INIT, WAIT, COMMIT, CTL READY and the timespec GET_EVENTS.
+ * revision 2 is served, a quarter of the steps are its calls: SET_ABI(2)
+ * or the highest revision, RING_INIT, WAIT, COMMIT, CTL READY and the
+ * timespec GET_EVENTS; entries carry DISPATCH now and then (D65).
  *
  *   kevent-device-fuzz [-d DEV] [-n ITERATIONS] [-s SEED] [-p DAEMON_PID]
  *
@@ -150,7 +151,9 @@ static void fill_ukevents(void *dst, unsigned int n)
 		uk.id.raw[1] = rnd(3);
 		uk.event = rnd(5) ? (uk.type == KEVENT_TIMER ? KEVENT_TIMER_FIRED :
 				     KEVENT_POLL_POLLIN | KEVENT_POLL_POLLOUT) : rnd(0x10000);
-		uk.req_flags = rnd(3) ? 0 : (rnd(2) ? KEVENT_REQ_ONESHOT : rnd(0x1000));
+		/* D65: DISPATCH on its own too, so revision-4 queues disarm and re-arm */
+		uk.req_flags = rnd(3) ? 0 : rnd(3) == 0 ? KEVENT_REQ_ONESHOT :
+			       rnd(2) ? KEVENT_REQ_DISPATCH : rnd(0x1000);
 		uk.user[0] = rnd(4);
 		memcpy((char *)dst + (size_t)i * sizeof(uk), &uk, sizeof(uk));
 	}
@@ -369,8 +372,8 @@ static void op_rev2(int fd)
 	unsigned int n = rnd(MAX_NUM + 1);
 
 	switch (rnd(6)) {
-	case 0:	/* most queues become revision 2, so the rest gets past D40 */
-		sa.revision = rnd(8) ? 2 : 1 + rnd(rev_highest + 1);
+	case 0:	/* most queues get past D40: revision 2, or the highest (D66) */
+		sa.revision = rnd(8) ? (rnd(2) ? 2 : rev_highest) : 1 + rnd(rev_highest + 1);
 		do_ioctl(fd, KEVENT_IOC_SET_ABI, &sa);
 		break;
 	case 1:

@@ -794,7 +794,6 @@ static void seed_rev3(void)
 	ctl_ext(1, KEVENT_CTL_ADD, 1, 0);		/* below revision 3: EINVAL */
 	ctl_ext(1, KEVENT_CTL_QUERY, 1, 0);		/* cmd 4 on revision 2: EINVAL */
 	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* USER on revision 2: ENOSYS */
-	setabi(0, 4, 0, 0, 0, 0, 0);			/* not served: EINVAL */
 	setabi(0, 3, 0, 0, 0, 0, 0);
 	info(0, 0, 0, 0);
 	ioctl_bytes(0, KEVENT_IOC_CTL_EXT, 24, pad1);	/* EINVAL */
@@ -823,6 +822,79 @@ static void seed_rev3(void)
 	close_q(0);
 	close_q(1);
 	emit("rev3");
+}
+
+/*
+ * Revision 4 (D65, D66): KEVENT_REQ_DISPATCH, byte [8] bit 0 of an entry
+ * without KF_E_GARBAGE (prog.h).  Below revision 4 the bit is unknown:
+ * STRICT refuses it.  On revision 4 a delivered DISPATCH kevent is
+ * disarmed: its fires are held and merge, READY adds nothing to a held
+ * result, a user event's triggers merge while held, MODIFY re-arms and the
+ * held result becomes ready (a take13 ring slot, D3); ONESHOT wins over
+ * DISPATCH; a MODIFY without the bit makes it an ordinary kevent again.
+ * An entry of an unknown type with the bit on a STRICT revision-3 queue
+ * fails for its type (-ENOSYS), not for the bit: every backend checks the
+ * type first (the module checked the flags first until the lockstep run
+ * in the guest met such an entry).
+ */
+static void seed_rev4(void)
+{
+	struct ent e[3];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .type = KEVENT_TIMER, .ev = 1, .c0 = 1, .g = { 1 } };
+	e[1] = (struct ent){ .id0 = 2, .type = KEVENT_TIMER, .fl = KF_E_ONESHOT, .ev = 1, .c0 = 2,
+			     .g = { 1 } };
+	e[2] = (struct ent){ .id0 = 3, .type = KEVENT_USER, .ev = 0x5, .c0 = 3, .g = { 1 } };
+	const struct ent unknown = { .id0 = 4, .type = 7, .c0 = 4, .g = { 1 } };
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	open_q(1, 0, 0);
+	setabi(1, 3, KEVENT_ABI_STRICT, 0, 0, 0, 0);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* revision 3, STRICT: -EINVAL */
+	poke(0, 1, &unknown);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* the type first: -ENOSYS (D51) */
+	setabi(0, 5, 0, 0, 0, 0, 0);			/* not served: EINVAL */
+	setabi(0, 4, KEVENT_ABI_STRICT, 0, 0, 0, 0);
+	poke(0, 3, e);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	fire(1, 0, 4);
+	fire(2, 0, 5);
+	get(0, 0, 4, 400);				/* both; 1 disarmed, 2 freed */
+	fire(1, 0, 6);
+	fire(1, 0, 7);					/* held, merged: 7 */
+	poke(0, 1, e);
+	ctl(0, KEVENT_CTL_READY, 1, 0);			/* held already: nothing */
+	get(0, 0, 4, 400);				/* nothing */
+	info(0, 0, 0, 0);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 0);		/* re-armed: ready with 7 */
+	get(0, 0, 4, 400);
+	ctl(0, KEVENT_CTL_READY, 1, 0);			/* held: {0, 0} */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 0);
+	get(0, 0, 4, 400);
+	poke(80, 1, &e[2]);
+	ctl(0, KEVENT_CTL_READY, 1, 80);		/* trigger 0x5 */
+	get(0, 0, 4, 400);				/* 0x5, 1; disarmed */
+	ctl(0, KEVENT_CTL_READY, 1, 80);
+	e[2].ev = 0x12;
+	poke(80, 1, &e[2]);
+	ctl(0, KEVENT_CTL_READY, 1, 80);		/* held: 0x17, 2 */
+	get(0, 0, 4, 400);				/* nothing */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 80);
+	get(0, 0, 4, 400);				/* 0x17, 2 */
+	e[0].g[0] = 0;
+	poke(0, 1, e);
+	fire(1, 0, 8);					/* held */
+	ctl(0, KEVENT_CTL_MODIFY, 1, 0);		/* no DISPATCH: ordinary again */
+	get(0, 0, 4, 400);
+	fire(1, 0, 9);
+	get(0, 0, 4, 400);
+	fire(1, 0, 10);
+	get(0, 0, 4, 400);
+	close_q(0);
+	close_q(1);
+	emit("rev4");
 }
 
 /* Raw bytes into the arena (RAW). */
@@ -1322,6 +1394,7 @@ int main(int argc, char **argv)
 	seed_inode();
 	seed_rev3();
 	seed_rev3_timers();
+	seed_rev4();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

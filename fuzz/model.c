@@ -25,18 +25,20 @@
  * what the model expects until the model learns that revision's rules.
  */
 #define M_REV_LOWEST	1
-#define M_REV_HIGHEST	3
+#define M_REV_HIGHEST	4
 
 #define M_REV2	(M_RULE(MR_RING) | M_RULE(MR_ALWAYS_QUEUE) | M_RULE(MR_LEVEL) | \
 		 M_RULE(MR_EINTR) | M_RULE(MR_TIMESPEC) | M_RULE(MR_READY) | \
 		 M_RULE(MR_ENOSYS))					/* D40-D57 */
 #define M_REV3	(M_RULE(MR_POSIX_TIMER) | M_RULE(MR_EXT) | M_RULE(MR_QUERY) | \
 		 M_RULE(MR_USER) | M_RULE(MR_TYPE_KEY))			/* D58-D64 */
+#define M_REV4	(M_RULE(MR_DISPATCH))					/* D65, D66 */
 
 static const unsigned int m_rows[M_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13 (D40) */
 	[2] = M_REV2,
 	[3] = M_REV2 | M_REV3,
+	[4] = M_REV2 | M_REV3 | M_REV4,
 };
 
 bool m_rev_served(unsigned int rev)
@@ -229,6 +231,7 @@ static void m3_deliver(struct mkev *k, struct ukevent *out);
 
 static void unready(struct mq *q, struct mkev *k)
 {
+	k->held = false;	/* D65: what a disarmed kevent held goes too */
 	if (!k->ready)
 		return;
 	ml_del(&k->rdy);
@@ -291,9 +294,25 @@ static void ring_advance(struct mq *q, const struct mkev *k)
 	q->ring_dirty++;
 }
 
+/* k's pending result joins the ready FIFO, unless it is there already. */
+static void push(struct model *m, struct mq *q, struct mkev *k)
+{
+	if (k->ready)
+		return;
+	k->ready = true;
+	ml_add_tail(&k->rdy, &q->rdy);
+	q->nrdy++;
+	if (q->notify)
+		q->notify_exp++;	/* D32: each kevent that becomes ready */
+	ring_advance(q, k);
+	if (q->nrdy >= wait_min(m, q))
+		q->scheduled = true;
+}
+
 /*
  * k has a result (origin.h korigin_fire): D21 rebuilds ret_flags; a kevent
- * already ready merges (A9).  Returns 1 when the origin must stop.
+ * already ready merges (A9); a disarmed one keeps it, merged alike, until
+ * MODIFY (D65).  Returns 1 when the origin must stop.
  */
 static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 		   __u32 d0, __u32 d1)
@@ -306,17 +325,31 @@ static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 	k->rdata[1] = d1;
 	if (stop)
 		k->cstop = true;
-	if (k->ready)
-		return stop;
-	k->ready = true;
-	ml_add_tail(&k->rdy, &q->rdy);
-	q->nrdy++;
-	if (q->notify)
-		q->notify_exp++;	/* D32: each kevent that becomes ready */
-	ring_advance(q, k);
-	if (q->nrdy >= wait_min(m, q))
-		q->scheduled = true;
+	if (k->disarmed)
+		k->held = true;
+	else
+		push(m, q, k);
 	return stop;
+}
+
+/* D65: a delivered DISPATCH kevent is disarmed; a ONESHOT one is freed instead. */
+static void m4_delivered(const struct mq *q, struct mkev *k)
+{
+	if (m_rule(q, MR_DISPATCH) &&
+	    (k->uk.req_flags & (KEVENT_REQ_DISPATCH | KEVENT_REQ_ONESHOT)) == KEVENT_REQ_DISPATCH)
+		k->disarmed = true;
+}
+
+/* D65: any matched MODIFY re-arms; what came while disarmed is ready now. */
+static void m4_rearm(struct model *m, struct mq *q, struct mkev *k)
+{
+	if (!k->disarmed)
+		return;
+	k->disarmed = false;
+	if (k->held) {
+		k->held = false;
+		push(m, q, k);
+	}
 }
 
 unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
@@ -426,6 +459,7 @@ static int take(struct model *m, struct mq *q, unsigned int max_nr, __u64 uaddr)
 		k->ready = false;
 		buf[i] = k->uk;
 		m3_deliver(k, &buf[i]);
+		m4_delivered(q, k);	/* D10: a late fault loses it disarmed */
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			gone[nfree++] = k;
 	}
@@ -776,6 +810,8 @@ static bool strict_refused(const struct mq *q, const struct ukevent *uk)
 		known |= KEVENT_REQ_ALWAYS_QUEUE;
 	if (m_rule(q, MR_LEVEL))	/* D43 */
 		known |= KEVENT_REQ_LEVEL;
+	if (m_rule(q, MR_DISPATCH))	/* D65 */
+		known |= KEVENT_REQ_DISPATCH;
 	return q->strict && (uk->req_flags & ~known);
 }
 
@@ -901,10 +937,10 @@ static int m3_add_user(struct model *m, struct mq *q, struct ukevent *uk, unsign
 	return 0;
 }
 
-/* D62: a trigger; one already ready ORs its value in and counts it. */
+/* D62: a trigger; one already ready (or held, D65) ORs its value in and counts it. */
 static void m3_user_trigger(struct model *m, struct mq *q, struct mkev *k, __u32 value)
 {
-	if (!k->ready) {
+	if (!k->ready && !k->held) {
 		enqueue(m, q, k, 0, value, 1);
 		return;
 	}
@@ -1101,6 +1137,9 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk,
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	k->cstop = false;
+	if (k->ptimer && e)
+		k->held = false;	/* D61: a new setting discards what was pending */
+	m4_rearm(m, q, k);
 	if (k->ptimer) {
 		/* D61: an EXT entry re-arms and discards what was pending */
 		if (e) {
@@ -1146,7 +1185,7 @@ static int ready_one(struct model *m, struct mq *q, struct ukevent *uk,
 	uk->ret_flags = KEVENT_RET_DONE;
 	if (k->user)
 		m3_user_trigger(m, q, k, uk->event);
-	else if (!k->ready)
+	else if (!k->ready && !k->held)	/* D65: a held result is pending too */
 		enqueue(m, q, k, 0, 0, 0);
 	return 1;
 }
@@ -1370,6 +1409,7 @@ static int uring_wait(struct model *m, struct mq *q, const struct kevent_wait_ar
 		m3_deliver(k, &uk);
 		if (!m_write(m, q->uring + 8 + (__u64)s * UKSZ, &uk, UKSZ))
 			abort();	/* RING_INIT checked it; the arena stays mapped */
+		m4_delivered(q, k);
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			destroy(m, q, k);
 	}

@@ -25,6 +25,8 @@ struct mkev {
 	struct mlink rdy;		/* mq.rdy, FIFO */
 	struct ukevent uk;		/* as registered; event/req_flags by MODIFY */
 	bool ready;
+	bool disarmed;			/* D65: DISPATCH delivered, until MODIFY */
+	bool held;			/* D65: a result that came while disarmed */
 	bool cstop;			/* core: ONESHOT fired or BROKEN */
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
@@ -59,6 +61,7 @@ enum m_rule {
 	MR_QUERY,		/* D61 */
 	MR_USER,		/* D62: type 9 */
 	MR_TYPE_KEY,		/* D63 */
+	MR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
 	MR_NR
 };
 

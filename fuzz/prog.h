@@ -136,7 +136,8 @@ enum kf_op {
  *       bit4 KTEST_READY_AT_MODIFY, bit5 KTEST_FAIL_MODIFY,
  *       bit6 req_flags |= 0x80000000, bit7 fill ret_flags/ret_data with [8..11]
  *   [4..5] event bits 0..15   [6] user[0]   [7] user[1]
- *   [8..11] the garbage for ret_flags and ret_data[0..1] (bit7)
+ *   [8..11] the garbage for ret_flags and ret_data[0..1] (bit7); without
+ *       bit7, [8] bit0 is req_flags |= KEVENT_REQ_DISPATCH (revision 4)
  */
 /*
  * The racing origin fires only from inside the core's calls into it, as a
@@ -158,5 +159,6 @@ enum kf_op {
 #define KF_E_FAIL_MOD	0x20
 #define KF_E_REQ_HIGH	0x40
 #define KF_E_GARBAGE	0x80
+#define KF_E8_DISPATCH	0x01	/* in [8], without KF_E_GARBAGE */
 
 #endif /* KEVENT_FUZZ_PROG_H */

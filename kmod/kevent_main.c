@@ -222,10 +222,21 @@ static void kq_ring_write(struct kevent_queue *q, const struct kevent *k)
 	smp_store_release(&page0->index, idx);
 }
 
-/* D43: a LEVEL kevent just dequeued is checked at the next dequeue. */
+/* D65: whether a delivery disarms k (a ONESHOT one is freed instead). */
+static bool kq_dispatches(const struct kevent *k)
+{
+	return (k->rules & KR_DISPATCH) &&
+	       (k->uk.req_flags & (KEVENT_REQ_DISPATCH | KEVENT_REQ_ONESHOT)) ==
+		       KEVENT_REQ_DISPATCH;
+}
+
+/*
+ * D43: a LEVEL kevent just dequeued is checked at the next dequeue; D65:
+ * not a disarmed one, which MODIFY's re-check re-arms.
+ */
 static void kq_level_note(struct kevent_queue *q, struct kevent *k)
 {
-	if (!(k->rules & KR_LEVEL) || (k->flags & KEV_LEVELQ) ||
+	if (!(k->rules & KR_LEVEL) || (k->flags & (KEV_LEVELQ | KEV_DISARMED)) ||
 	    (k->uk.req_flags & (KEVENT_REQ_LEVEL | KEVENT_REQ_ONESHOT)) != KEVENT_REQ_LEVEL)
 		return;
 	k->flags |= KEV_LEVELQ;
@@ -261,6 +272,8 @@ static unsigned int kq_take(struct kevent_queue *q, struct kevent_waiter *w)
 		w->buf[n] = k->uk;
 		if (k->origin->deliver)
 			k->origin->deliver(k, &w->buf[n]);
+		if (kq_dispatches(k))
+			k->flags |= KEV_DISARMED;	/* D65: until MODIFY re-arms it */
 		if (w->kevs) {
 			w->kevs[n] = k;
 			k->flags |= KEV_INFLIGHT;
@@ -380,7 +393,9 @@ static bool kq_fire_locked(struct kevent *k, u32 ret_flags, u32 data0, u32 data1
 	k->uk.ret_flags = KEVENT_RET_DONE | ret_flags;
 	k->uk.ret_data[0] = data0;
 	k->uk.ret_data[1] = data1;
-	if (!(k->flags & KEV_READY)) {
+	if (k->flags & KEV_DISARMED) {
+		k->flags |= KEV_HELD;	/* D65: merged alike, ready at the re-arm */
+	} else if (!(k->flags & KEV_READY)) {
 		kq_enqueue(k->q, k);
 		*wake = true;
 	}
@@ -530,6 +545,8 @@ static bool kq_req_refused(const struct kevent_queue *q, const struct ukevent *u
 		known |= KEVENT_REQ_ALWAYS_QUEUE;
 	if (q->rules & KR_LEVEL)
 		known |= KEVENT_REQ_LEVEL;
+	if (q->rules & KR_DISPATCH)
+		known |= KEVENT_REQ_DISPATCH;	/* D65 */
 	return (q->abi_flags & KEVENT_ABI_STRICT) && (uk->req_flags & ~known);
 }
 
@@ -584,18 +601,14 @@ static int kq_add_one(struct kevent_queue *q, struct ukevent *uk,
 	 * ret_data[0] (abi.md section 4, take13; the core does the same).
 	 */
 	uk->ret_flags = 0;
-	if (kq_req_refused(q, uk)) {
-		kq_fail(uk, -EINVAL);
-		return 1;
-	}
 	origin = kevent_origin_get(uk->type, q->rules);
 	if (!origin) {
-		/* A3; D51: take26's -ENOSYS, per entry. */
+		/* A3; D51: take26's -ENOSYS, per entry, before any flag check (core/queue.c) */
 		kq_fail(uk, (q->rules & KR_ENOSYS) ? -ENOSYS : -EINVAL);
 		return 1;
 	}
 	ret = kq_ext_check(origin, x);
-	if (!ret && kq_level_refused(q, origin, uk))
+	if (!ret && (kq_req_refused(q, uk) || kq_level_refused(q, origin, uk)))
 		ret = -EINVAL;
 	if (ret) {
 		kq_fail(uk, ret);
@@ -696,11 +709,30 @@ static void kq_setting_rearm(struct kevent_queue *q, struct kevent *k,
 	k->origin->setting->arm(k, x);
 }
 
+/*
+ * D65: MODIFY re-arms a disarmed kevent (ready_lock held); a result it held
+ * becomes ready now, unless a new setting discards it (D61).  True when it
+ * did: poll() must be woken.
+ */
+static bool kq_rearm(struct kevent_queue *q, struct kevent *k, bool discard)
+{
+	bool held = k->flags & KEV_HELD;
+
+	if (!(k->flags & KEV_DISARMED))
+		return false;
+	k->flags &= ~(KEV_DISARMED | KEV_HELD);
+	if (!held || discard || (k->flags & KEV_READY))
+		return false;
+	kq_enqueue(q, k);
+	return true;
+}
+
 static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 			  const struct ukevent_ext *x)
 {
 	unsigned long irqflags;
 	struct kevent *k = kq_find(q, uk);
+	bool wake;
 	int ret;
 
 	if (!k) {
@@ -731,7 +763,10 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 	 */
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
+	wake = kq_rearm(q, k, x && k->origin->setting);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (wake)
+		kq_wake_poll(q);
 
 	if (x && k->origin->setting) {
 		kq_setting_rearm(q, k, x);
@@ -763,14 +798,18 @@ static int kq_ready_one(struct kevent_queue *q, struct ukevent *uk)
 	}
 	user = k->origin->ready_merges;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
-	if (!(k->flags & (KEV_READY | KEV_ZOMBIE | KEV_DEAD))) {
+	if (!(k->flags & (KEV_READY | KEV_HELD | KEV_ZOMBIE | KEV_DEAD))) {
 		/* D62: a user event carries the trigger's value, one trigger. */
 		k->uk.ret_flags = KEVENT_RET_DONE;
 		k->uk.ret_data[0] = user ? uk->event : 0;
 		k->uk.ret_data[1] = user ? 1 : 0;
-		kq_enqueue(q, k);
-		wake = true;
-	} else if (user && (k->flags & KEV_READY)) {
+		if (k->flags & KEV_DISARMED) {
+			k->flags |= KEV_HELD;	/* D65: ready at the re-arm */
+		} else {
+			kq_enqueue(q, k);
+			wake = true;
+		}
+	} else if (user && (k->flags & (KEV_READY | KEV_HELD))) {
 		/* D62: merged into the pending result (OR, saturating count). */
 		k->uk.ret_data[0] |= uk->event;
 		if (k->uk.ret_data[1] != U32_MAX)
@@ -1288,6 +1327,8 @@ static void kq_inflight_requeue(struct kevent_queue *q, struct kevent_waiter *w)
 		/* Revision 3: counts and values taken go back to the kevent. */
 		if (k->origin->undeliver)
 			k->origin->undeliver(k, &w->buf[i]);
+		/* D65: not delivered, so not disarmed; a result it held is newer. */
+		k->flags &= ~(KEV_DISARMED | KEV_HELD);
 		if (k->flags & KEV_READY)
 			continue;
 		list_add(&k->rnode, &q->ready);

@@ -27,7 +27,7 @@
  * Raised in the commit that implements a level, never by the header alone
  * (docs/abi-change.md 3).
  */
-#define KQ_REV_HIGHEST		3
+#define KQ_REV_HIGHEST		4
 
 /* kevent.flags, under queue->ready_lock */
 #define KEV_READY	0x1	/* on queue->ready */
@@ -35,6 +35,8 @@
 #define KEV_DEAD	0x4	/* being removed: origin reports are dropped */
 #define KEV_INFLIGHT	0x8	/* taken by a WAIT, its ring copy not yet done */
 #define KEV_LEVELQ	0x10	/* on queue->level: re-checked at the next dequeue */
+#define KEV_DISARMED	0x20	/* DISPATCH delivered: not made ready until MODIFY (D65) */
+#define KEV_HELD	0x40	/* DISARMED with a result: ready at the re-arm (D65) */
 
 struct kevent_queue;
 struct kevent;

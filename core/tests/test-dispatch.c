@@ -144,7 +144,7 @@ CORE_TEST(dispatch, INFO_contents)
 	cr_assert_eq(p.reply_len, sizeof(info));
 	cr_assert_eq(kdisp_execute(F.q, &p, &F.me, &F.mem.ua, &info, NULL, NULL), 0);
 	cr_assert_eq(info.size, KEVENT_INFO_SIZE_VER2);
-	cr_assert_eq(info.abi_revision, 3, "the core serves revisions 1 to 3");
+	cr_assert_eq(info.abi_revision, 4, "the core serves revisions 1 to 4");
 	cr_assert_eq(info.abi_lowest, 1);
 	cr_assert_eq(info.queue_revision, 1, "no SET_ABI: revision 1");
 	cr_assert_eq(info.backend, KEVENT_BACKEND_CORE);

@@ -176,7 +176,7 @@ struct take13_kevent_mring {
 	  sizeof(struct kevent_fault) % 8 == 0 && sizeof(struct kevent_ring_init) % 8 == 0 && \
 	  sizeof(struct kevent_wait_arg) % 8 == 0 && sizeof(struct kevent_commit_arg) % 8 == 0 && \
 	  sizeof(struct kevent_ctl_ext_arg) % 8 == 0) \
-	X(abi_revision, KEVENT_ABI_REVISION == 3) \
+	X(abi_revision, KEVENT_ABI_REVISION == 4) \
 	X(ctl_query, KEVENT_CTL_QUERY == 4) \
 	X(ctl_ext_size, sizeof(struct kevent_ctl_ext_arg) == KEVENT_CTL_ARG_SIZE_VER1 && KEVENT_CTL_ARG_SIZE_VER1 == 24) \
 	X(ctl_ext_cmd, offsetof(struct kevent_ctl_ext_arg, cmd) == 0) \
@@ -202,6 +202,7 @@ struct take13_kevent_mring {
 	X(poll_rdhup, KEVENT_POLL_POLLRDHUP == 0x2000) \
 	X(req_always_queue, KEVENT_REQ_ALWAYS_QUEUE == 0x10) \
 	X(req_level, KEVENT_REQ_LEVEL == 0x20) \
+	X(req_dispatch, KEVENT_REQ_DISPATCH == 0x80) \
 	X(ctl_ready, KEVENT_CTL_READY == 3) \
 	X(uring_hdr, sizeof(struct kevent_uring) == 8 && KEVENT_URING_HDR_SIZE == 8) \
 	X(uring_kidx, offsetof(struct kevent_uring, ring_kidx) == 0) \

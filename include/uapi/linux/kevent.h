@@ -41,7 +41,7 @@
  * and docs/abi.md section 11 records it.  INFO's abi_revision is the highest
  * level the backend serves (docs/abi-change.md 3).
  */
-#define KEVENT_ABI_REVISION		3
+#define KEVENT_ABI_REVISION		4
 /* The lowest level every backend serves (INFO's abi_lowest may say more). */
 #define KEVENT_ABI_REVISION_LOWEST	1
 
@@ -95,14 +95,15 @@
 
 /*
  * ukevent.req_flags.  Revision 1 knows ONESHOT only (every other bit is
- * ignored, or fails the entry under KEVENT_ABI_STRICT).  Revision 2 adds the
- * two below; 0x2 (take23 WAKEUP_ONE, take25 WAKEUP_ALL), 0x4 (take23 ET) and
- * 0x8 (take24 LAST_CHECK) are not taken and stay unknown bits (docs/abi.md
- * D44, D45).
+ * ignored, or fails the entry under KEVENT_ABI_STRICT).  Revision 2 adds
+ * ALWAYS_QUEUE and LEVEL, revision 4 DISPATCH; 0x2 (take23 WAKEUP_ONE, take25
+ * WAKEUP_ALL), 0x4 (take23 ET), 0x8 (take24 LAST_CHECK) and 0x40 are not
+ * taken and stay unknown bits (docs/abi.md D44, D45, D65).
  */
 #define KEVENT_REQ_ONESHOT		0x1
 #define KEVENT_REQ_ALWAYS_QUEUE		0x10	/* rev 2 (take25): ready at ADD -> queued, D42 */
 #define KEVENT_REQ_LEVEL		0x20	/* rev 2: POLL/SOCKET reported again while ready, D43 */
+#define KEVENT_REQ_DISPATCH		0x80	/* rev 4: disarmed once delivered until MODIFY, D65 */
 
 /* ukevent.ret_flags */
 #define KEVENT_RET_BROKEN		0x1
