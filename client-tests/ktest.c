@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <criterion/internal/ordered-set.h>
+
 #include "ktest.h"
 
 const char *kt_device(void)
@@ -880,4 +882,142 @@ int get_now(int kfd, struct ukevent *out)
 __u32 points_by(__u64 v, __u64 i, __u64 t)
 {
 	return t < v ? 0 : (__u32)((t - v) / i + 1);
+}
+
+/*
+ * The instance selection of $KEVENT_TEST_INSTANCES (ktest.h).  Criterion
+ * has no call that takes a test out of a run: .disabled and --filter both
+ * leave it in the report, as "skipped".  So main() is Criterion's own
+ * (criterion_initialize, criterion_handle_args, criterion_run_all_tests,
+ * criterion_finalize) with one step between: it unlinks the instances left
+ * out from their suites' test sets, and links them back before
+ * criterion_finalize(), which frees each set node by node.  The run forks
+ * its workers from the sets as they stand at criterion_run_all_tests().
+ */
+struct kt_selection {
+	bool all;		/* unset or empty: every instance */
+	bool first;		/* each test's first instance */
+	unsigned int revs;	/* bit n: every instance on revision n */
+};
+
+/* $KEVENT_TEST_INSTANCES -> sel: 0, or -EINVAL for a word it does not know. */
+static int selection_parse(const char *spec, struct kt_selection *sel, const char **bad)
+{
+	*sel = (struct kt_selection){ .all = !spec || !*spec };
+	while (spec && *spec) {
+		size_t len = strcspn(spec, ",");
+		char *end;
+		unsigned long n = strtoul(spec, &end, 10);
+
+		if (len == 5 && !strncmp(spec, "first", 5)) {
+			sel->first = true;
+		} else if (end == spec + len && len > 0 && spec[0] != '+' && spec[0] != '-' &&
+			   n >= 1 && n <= KEVENT_ABI_REVISION) {
+			sel->revs |= 1u << n;
+		} else {
+			*bad = spec;
+			return -EINVAL;
+		}
+		spec += len + (spec[len] == ',');
+	}
+	return 0;
+}
+
+static bool selected(const struct kt_selection *sel, const struct criterion_test *t)
+{
+	const struct kt_instance *ki = t->data ? t->data->data : NULL;
+
+	if (sel->all || !ki)
+		return true;	/* a plain Test(): not an instance of a range */
+	return (sel->first && ki->rev == ki->first) || (sel->revs & (1u << ki->rev));
+}
+
+/* One suite's instances left out: its test set and their chain. */
+struct kt_dropped {
+	struct criterion_ordered_set *tests;
+	struct criterion_ordered_set_node *chain;
+	size_t n;
+};
+
+static struct kt_dropped *dropped;
+static size_t dropped_suites;
+
+static int drop_unselected(struct criterion_test_set *set, const struct kt_selection *sel)
+{
+	if (sel->all)
+		return 0;
+	dropped = calloc(set->suites->size, sizeof(*dropped));
+	if (!dropped)
+		return -ENOMEM;
+	FOREACH_SET(struct criterion_suite_set *s, set->suites) {
+		struct kt_dropped *d = &dropped[dropped_suites++];
+		struct criterion_ordered_set_node **pp;
+
+		d->tests = s->tests;
+		if (!s->tests)
+			continue;
+		for (pp = &s->tests->first; *pp;) {
+			struct criterion_ordered_set_node *node = *pp;
+
+			if (selected(sel, (const struct criterion_test *)(node + 1))) {
+				pp = &node->next;
+				continue;
+			}
+			*pp = node->next;
+			node->next = d->chain;
+			d->chain = node;
+			d->n++;
+			s->tests->size--;
+			set->tests--;
+		}
+	}
+	return 0;
+}
+
+/* The set as criterion_initialize() built it, but for the order. */
+static void put_back(struct criterion_test_set *set)
+{
+	for (size_t i = 0; i < dropped_suites; i++) {
+		struct kt_dropped *d = &dropped[i];
+		struct criterion_ordered_set_node **tail;
+
+		if (!d->chain)
+			continue;
+		for (tail = &d->tests->first; *tail; tail = &(*tail)->next)
+			;
+		*tail = d->chain;
+		d->tests->size += d->n;
+		set->tests += d->n;
+	}
+	free(dropped);
+	dropped = NULL;
+	dropped_suites = 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct criterion_test_set *set = criterion_initialize();
+	const char *spec = getenv("KEVENT_TEST_INSTANCES"), *bad = NULL;
+	struct kt_selection sel;
+	int ret = 0, err;
+
+	if (criterion_handle_args(argc, argv, true)) {
+		err = selection_parse(spec, &sel, &bad);
+		if (!err)
+			err = drop_unselected(set, &sel);
+		if (err == -EINVAL) {
+			fprintf(stderr, "%s: KEVENT_TEST_INSTANCES=%s: \"%.*s\" is neither \"first\" "
+				"nor a revision 1 .. %d (ktest.h)\n", argv[0], spec,
+				(int)strcspn(bad, ","), bad, KEVENT_ABI_REVISION);
+			ret = 2;
+		} else if (err) {
+			fprintf(stderr, "%s: selecting the instances: %s\n", argv[0], strerror(-err));
+			ret = 2;
+		} else {
+			ret = !criterion_run_all_tests(set);
+		}
+	}
+	put_back(set);
+	criterion_finalize(set);
+	return ret;
 }
