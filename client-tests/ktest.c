@@ -911,7 +911,7 @@ static int selection_parse(const char *spec, struct kt_selection *sel, const cha
 
 		if (len == 5 && !strncmp(spec, "first", 5)) {
 			sel->first = true;
-		} else if (end == spec + len && len > 0 && spec[0] != '+' && spec[0] != '-' &&
+		} else if (spec[0] >= '0' && spec[0] <= '9' && end == spec + len &&
 			   n >= 1 && n <= KEVENT_ABI_REVISION) {
 			sel->revs |= 1u << n;
 		} else {
