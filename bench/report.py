@@ -435,7 +435,7 @@ def main():
       '`KEVENT_POSIX_TIMER` (ABSTIME, CLOCK_MONOTONIC, ONESHOT) and as a bare timerfd, both '
       'waited for by one thread in one epoll; the p99 lateness of each per attempt and their ratio, '
       'the figure the median over the attempts (`bench/daemon/ptimer.c`). The rule itself (never '
-      'early, D58, D59) is the client test `rev3/ns_expiries_never_early`.\n')
+      'early, D58, D59) is the client test `ptimer/ns_expiries_never_early`.\n')
     w('```\n' + (ptimer.strip() or 'not measured') + '\n```\n')
     pts = parse_ptimer(ptimer)
     png = plots.plot('ptimer-p99', 'p99 lateness per attempt, POSIX-timer kevents and timerfds, same run',

@@ -645,3 +645,503 @@ KTEST_REVS(get, timespec_einval_on_rev1, 1, 1)
 	close(p[1]);
 	close(kfd);
 }
+
+/*
+ * From revision 2 on: timespec timeouts and absolute deadlines (D48), the
+ * EINTR opt-in (D47), READY with num 0 and its latch (D50).
+ */
+
+/* D50: READY with num 0 and no waiter is latched: POLLIN, then the next call returns at once. */
+KTEST_REVS(get, ready_num0_latched, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[1];
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, 0, NULL), 0, "no waiter: latched");
+	cr_assert(kt_poll1(kfd, POLLIN, 0) & POLLIN, "latched wake raises POLLIN");
+	cr_assert_eq(kt_get(kfd, 1, 1, KEVENT_TIMEOUT_INFINITE, out), 0, "returns at once");
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "the call cleared the latch");
+	close(kfd);
+}
+
+/* D48: timespec checks of the timespec GET_EVENTS. */
+KTEST_REVS(get, timespec_checks, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent out[1];
+	struct timespec bad = { 0, 1000000000 }, one = { 1, 0 }, past = { 1, 0 };
+
+	errno = 0;
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, bad, out, 0), -1);
+	cr_assert_eq(errno, EINVAL, "tv_nsec 10^9");
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, one, out, KEVENT_FLAGS_NO_TIMEOUT), -1);
+	cr_assert_eq(errno, EINVAL, "NO_TIMEOUT with a timespec");
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, ts_zero, out, KEVENT_FLAGS_MONOTONIC), -1);
+	cr_assert_eq(errno, EINVAL, "MONOTONIC without ABSTIME");
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, ts_zero, out, 0x80), -1);
+	cr_assert_eq(errno, EINVAL, "unknown flag");
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, ts_zero, out, 0), 0, "{0, 0}: no wait");
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, past, out, KEVENT_FLAGS_ABSTIME), 0,
+		     "a realtime deadline in 1970: no wait");
+	kt_add_queued(kfd, kt_uk_timer(1, KEVENT_REQ_ONESHOT, 3));
+	cr_assert_eq(kevent_get_events_ts(kfd, 1, 1, ts_zero, out, KEVENT_FLAGS_NO_TIMEOUT), 1,
+		     "no timeout: waits for the 1 ms timer");
+	close(kfd);
+}
+
+/*
+ * D48 across clock_settime: a WAIT and a timespec GET_EVENTS, each on a
+ * queue of its own and a thread of its own, with one ABSTIME
+ * CLOCK_REALTIME deadline.
+ */
+struct abs_call {
+	int kfd;
+	bool is_wait;
+	struct timespec deadline;
+	int result;
+	atomic_bool done;
+	pthread_t t;
+	struct kevent_uring *r;
+};
+
+static void *abs_call_thread(void *arg)
+{
+	struct abs_call *c = arg;
+	struct ukevent out[1];
+	int r;
+
+	if (c->is_wait) {
+		r = wait_rc(c->kfd, 1, 0, c->deadline, KEVENT_FLAGS_ABSTIME);
+	} else {
+		r = kevent_get_events_ts(c->kfd, 1, 1, c->deadline, out, KEVENT_FLAGS_ABSTIME);
+		r = r < 0 ? -errno : r;
+	}
+	c->result = r;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+/* Both calls parked with the deadline now + sec (realtime), returned in c[2]. */
+static void abs_calls_start(struct abs_call c[2], long sec)
+{
+	struct timespec now;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct abs_call){ .kfd = kt_open(O_RDWR), .is_wait = i == 0 };
+		c[i].deadline = (struct timespec){ now.tv_sec + sec, now.tv_nsec };
+		atomic_init(&c[i].done, false);
+		if (c[i].is_wait) {
+			c[i].r = ring_new(4);
+			cr_assert_eq(ring_init(c[i].kfd, c[i].r, 4), 0, "RING_INIT");
+		}
+		cr_assert_eq(pthread_create(&c[i].t, NULL, abs_call_thread, &c[i]), 0);
+		kt_await_parked(c[i].kfd, 1, 10000);
+	}
+}
+
+/* Until both returned or ms passed: true if both did. */
+static bool abs_calls_await(struct abs_call c[2], unsigned int ms)
+{
+	unsigned int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (atomic_load(&c[0].done) && atomic_load(&c[1].done))
+			return true;
+		kt_sleep_ms(10);
+	}
+	return atomic_load(&c[0].done) && atomic_load(&c[1].done);
+}
+
+/* Ends a call still waiting (an event for it) and joins both. */
+static void abs_calls_end(struct abs_call c[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!atomic_load(&c[i].done)) {
+			struct ukevent uk = kt_uk_timer(1, KEVENT_REQ_ONESHOT, 9);
+
+			kevent_ctl(c[i].kfd, KEVENT_CTL_ADD, 1, &uk);
+		}
+		pthread_join(c[i].t, NULL);
+		close(c[i].kfd);
+		free(c[i].r);
+	}
+}
+
+/*
+ * D48: an ABSTIME CLOCK_REALTIME deadline follows clock_settime forward:
+ * 40 s away, it is passed when the clock is set 50 s ahead, and both calls
+ * return 0 within 25 s, not at the 40 s their monotonic wait would take.
+ * The shift stays small: Criterion's test timeout (KTEST_TIMEOUT) follows
+ * the wall clock, and a jump of two hours ended this test as "timed out"
+ * on every backend.
+ */
+KTEST_REVS(get, clock_set_forward_ends_abstime_calls, 2, KTEST_OPEN)
+{
+	struct abs_call c[2];
+	bool ended;
+	int err;
+
+	kt_require_clock_set();
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	abs_calls_start(c, 40);
+	err = kt_clock_shift(50);
+	if (err) {
+		abs_calls_end(c);
+		cr_skip_test("clock_settime: %s", strerror(-err));
+	}
+	ended = abs_calls_await(c, 25000);
+	kt_clock_shift(-50);
+	abs_calls_end(c);
+	cr_assert(ended, "a call with a realtime deadline passed by clock_settime still waits");
+	cr_assert_eq(c[0].result, 0, "WAIT: the deadline passed, nothing copied");
+	cr_assert_eq(c[1].result, 0, "GET_EVENTS: the deadline passed, nothing taken");
+}
+
+/*
+ * D48: and backward: with the clock set an hour back before its deadline
+ * (5 s away), a call still waits 7 s later; set forward again, it ends.
+ * (A jump back does not trip Criterion's timeout; the jump forward only
+ * puts the clock back.)
+ */
+KTEST_REVS(get, clock_set_backward_delays_abstime_calls, 2, KTEST_OPEN)
+{
+	struct abs_call c[2];
+	struct timespec now;
+	bool early, ended;
+	int err;
+
+	kt_require_clock_set();
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	abs_calls_start(c, 5);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec + 1 >= c[1].deadline.tv_sec) {
+		abs_calls_end(c);
+		cr_skip_test("parking two calls took over 4 s: too close to their deadline to judge");
+	}
+	err = kt_clock_shift(-3600);
+	if (err) {
+		abs_calls_end(c);
+		cr_skip_test("clock_settime: %s", strerror(-err));
+	}
+	kt_sleep_ms(7000);
+	early = atomic_load(&c[0].done) || atomic_load(&c[1].done);
+	kt_clock_shift(3600);
+	ended = abs_calls_await(c, 30000);
+	abs_calls_end(c);
+	cr_assert(!early, "a call ended at its deadline's old place on the clock set back");
+	cr_assert(ended, "set forward again past its deadline, a call still waits");
+	cr_assert_eq(c[0].result, 0, "WAIT: the deadline passed, nothing copied");
+	cr_assert_eq(c[1].result, 0, "GET_EVENTS: the deadline passed, nothing taken");
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+struct getter {
+	int kfd, result;
+};
+
+static void *get_thread(void *arg)
+{
+	struct getter *g = arg;
+	struct ukevent out[1];
+
+	g->result = kt_get(g->kfd, 1, 1, KEVENT_TIMEOUT_INFINITE, out);
+	return NULL;
+}
+
+/* D47: with KEVENT_ABI_EINTR a signal ends a blocked GET_EVENTS with EINTR. */
+KTEST_REVS(get, eintr_opt_in, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	struct getter g = { kfd, 1 };
+	pthread_t t;
+
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_EINTR), 0);
+	sigaction(SIGUSR1, &sa, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, get_thread, &g), 0);
+	kt_await_parked(kfd, 1, 10000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	cr_assert_eq(g.result, -EINTR, "got %d", g.result);
+	close(kfd);
+}
+
+/*
+ * D47: the EINTR is -EINTR, never a restart: with an SA_RESTART handler the
+ * blocked GET_EVENTS still ends with EINTR instead of waiting on.
+ */
+KTEST_REVS(get, eintr_opt_in_not_restarted_by_sa_restart, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct getter g = { kfd, 1 };
+	pthread_t t;
+
+	cr_assert_eq(kt_set_abi_flags(kfd, KEVENT_ABI_EINTR), 0);
+	sigaction(SIGUSR1, &sa, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, get_thread, &g), 0);
+	kt_await_parked(kfd, 1, 10000);
+	pthread_kill(t, SIGUSR1);
+	/* A restarted call parks again and waits for ever: end it, then judge. */
+	for (int i = 0; i < 500 && __atomic_load_n(&g.result, __ATOMIC_ACQUIRE) == 1; i++)
+		kt_sleep_ms(10);
+	if (__atomic_load_n(&g.result, __ATOMIC_ACQUIRE) == 1) {
+		struct ukevent uk = kt_uk_timer(1, KEVENT_REQ_ONESHOT, 9);
+
+		kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(g.result, -EINTR, "SA_RESTART: got %d (a restart, then the event, is 1)",
+		     g.result);
+	close(kfd);
+}
+
+/* ---- the latched wake of D50 meeting every kind of dequeue ---- */
+
+/* D50: a non-blocking GET_EVENTS clears the latch, whether by timeout 0 or O_NONBLOCK. */
+KTEST_REVS(get, latch_cleared_by_nonblocking_get_events, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), nb = kt_open(O_RDWR | O_NONBLOCK);
+	struct ukevent out[4];
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, 0, NULL), 0, "latched");
+	cr_assert(kt_poll1(kfd, POLLIN, 0) & POLLIN);
+	cr_assert_eq(kt_get(kfd, 1, 4, 0, out), 0, "timeout 0");
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "the non-blocking call cleared the latch");
+	cr_assert_eq(kevent_ctl(nb, KEVENT_CTL_READY, 0, NULL), 0, "latched");
+	cr_assert(kt_poll1(nb, POLLIN, 0) & POLLIN);
+	cr_assert_eq(kt_get(nb, 1, 4, KEVENT_TIMEOUT_INFINITE, out), 0, "O_NONBLOCK");
+	cr_assert_eq(kt_poll1(nb, POLLIN, 0), 0, "the O_NONBLOCK call cleared the latch");
+	close(nb);
+	close(kfd);
+}
+
+/*
+ * D50: latched, the next blocking GET_EVENTS returns at once with what is
+ * ready, below its min_nr; the latch is one bit: two READYs, one call.
+ */
+KTEST_REVS(get, latch_ends_blocking_get_events_below_min_nr, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct call c = { .kfd = kfd, .min_nr = 2, .num = 4, .flags = KEVENT_FLAGS_NO_TIMEOUT };
+	struct ukevent out[4];
+
+	add_ready_timers(kfd, 1);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, 0, NULL), 0, "latched");
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, 0, NULL), 0, "latched, not counted");
+	cr_assert(call_run(&c, 10000), "a blocking GET_EVENTS waited on a latched wake");
+	cr_assert_eq(c.result, 1, "what is ready, below min_nr 2: %d", c.result);
+	cr_assert_eq(kt_poll1(kfd, POLLIN, 0), 0, "one call cleared both READYs");
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 0);
+	close(kfd);
+}
+
+/*
+ * D50 with waiters parked: READY num 0 wakes the oldest (D16), here a
+ * GET_EVENTS parked before a WAIT; the woken call returns what is ready
+ * (nothing here) and nothing is latched.  A second READY wakes the WAIT.
+ */
+KTEST_REVS(get, ready_num0_wakes_the_oldest_waiter, 2, KTEST_OPEN)
+{
+	struct reader rd = reader_new(4);
+	struct call g = { .kfd = rd.kfd, .min_nr = 2, .num = 4, .flags = KEVENT_FLAGS_NO_TIMEOUT };
+	struct call w = { .kfd = rd.kfd, .is_wait = true, .num = 4,
+			  .flags = KEVENT_FLAGS_NO_TIMEOUT };
+
+	call_start(&g);
+	kt_await_parked(rd.kfd, 1, 10000);
+	call_start(&w);
+	kt_await_parked(rd.kfd, 2, 10000);
+	cr_assert_eq(kevent_ctl(rd.kfd, KEVENT_CTL_READY, 0, NULL), 1, "one waiter woken");
+	cr_assert(call_join(&g, 10000), "the oldest waiter, the GET_EVENTS, was not woken");
+	cr_assert_eq(g.result, 0, "woken with nothing ready: %d", g.result);
+	cr_assert_eq(kt_queue_parked(rd.kfd), 1u, "the WAIT still parked");
+	cr_assert_eq(kt_poll1(rd.kfd, POLLIN, 0), 0, "a wake that found a waiter is not latched");
+	cr_assert_eq(kevent_ctl(rd.kfd, KEVENT_CTL_READY, 0, NULL), 1, "the WAIT woken");
+	cr_assert(call_join(&w, 10000), "the WAIT was not woken");
+	cr_assert_eq(w.result, 0);
+	reader_close(&rd);
+}
+
+/* D50: a woken GET_EVENTS returns what is ready, below its min_nr. */
+KTEST_REVS(get, ready_num0_woken_get_events_returns_what_is_ready, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct call g = { .kfd = kfd, .min_nr = 2, .num = 4, .flags = KEVENT_FLAGS_NO_TIMEOUT };
+	struct ukevent uk = kt_uk_timer(HOUR, 0, 1);
+
+	kt_add_queued(kfd, uk);
+	call_start(&g);
+	kt_await_parked(kfd, 1, 10000);
+	kt_ctl1(kfd, KEVENT_CTL_READY, &uk, 1);
+	cr_assert_eq(kt_queue_parked(kfd), 1u, "one ready: the GET_EVENTS waits for 2");
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, 0, NULL), 1, "woken");
+	cr_assert(call_join(&g, 10000), "the GET_EVENTS was not woken");
+	cr_assert_eq(g.result, 1, "what is ready: %d", g.result);
+	close(kfd);
+}
+
+/* ---- D48: the clocks of an absolute deadline, for GET_EVENTS and WAIT ---- */
+
+static __u64 ts_ns_of(const struct timespec *t)
+{
+	return (__u64)t->tv_sec * 1000000000ull + (__u64)t->tv_nsec;
+}
+
+static struct timespec ns_ts_of(__u64 ns)
+{
+	return (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+}
+
+/* Now on the clock of an ABSTIME deadline with these flags, in ns. */
+static __u64 abs_clock_now(unsigned int flags)
+{
+	struct timespec now;
+
+	clock_gettime(flags & KEVENT_FLAGS_MONOTONIC ? CLOCK_MONOTONIC : CLOCK_REALTIME, &now);
+	return ts_ns_of(&now);
+}
+
+/*
+ * The four absolute calls: GET_EVENTS and WAIT, each with an ABSTIME
+ * CLOCK_REALTIME and an ABSTIME|MONOTONIC deadline, each on a queue of its
+ * own with nothing ready.  deadline(flags) gives each its deadline.
+ */
+struct abs4 {
+	struct reader rd[4];
+	struct call c[4];
+};
+
+static void abs4_start(struct abs4 *a, __u64 (*deadline)(unsigned int flags))
+{
+	for (int i = 0; i < 4; i++) {
+		bool is_wait = i >= 2;
+		unsigned int flags = KEVENT_FLAGS_ABSTIME | (i % 2 ? KEVENT_FLAGS_MONOTONIC : 0);
+
+		if (is_wait) {
+			a->rd[i] = reader_new(4);
+		} else {
+			a->rd[i] = (struct reader){ .kfd = kt_open(O_RDWR) };
+		}
+		a->c[i] = (struct call){ .kfd = a->rd[i].kfd, .is_wait = is_wait, .min_nr = 1,
+					 .num = 4, .flags = flags,
+					 .ts = ns_ts_of(deadline(flags)) };
+		call_start(&a->c[i]);
+	}
+}
+
+static const char *abs4_name(int i)
+{
+	static const char *const names[4] = {
+		"GET_EVENTS ABSTIME", "GET_EVENTS ABSTIME|MONOTONIC",
+		"WAIT ABSTIME", "WAIT ABSTIME|MONOTONIC",
+	};
+
+	return names[i];
+}
+
+static void abs4_end(struct abs4 *a)
+{
+	for (int i = 0; i < 4; i++) {
+		if (a->c[i].is_wait)
+			reader_close(&a->rd[i]);
+		else
+			close(a->rd[i].kfd);
+	}
+}
+
+static __u64 deadline_soon(unsigned int flags)
+{
+	return abs_clock_now(flags) + KT_MS(150);
+}
+
+/*
+ * D48: a deadline in the future on either clock: the call waits until it,
+ * not before (the caller's clock at the return is past the deadline), and
+ * returns 0.  How late it returns is not judged (a loaded machine).
+ */
+KTEST_REVS(get, abstime_future_deadline_waits_until_it, 2, KTEST_OPEN)
+{
+	struct abs4 a;
+	bool self[4];
+
+	abs4_start(&a, deadline_soon);
+	for (int i = 0; i < 4; i++)
+		self[i] = call_join(&a.c[i], 10000);
+	abs4_end(&a);
+	for (int i = 0; i < 4; i++) {
+		const struct call *c = &a.c[i];
+		const struct timespec *end = c->flags & KEVENT_FLAGS_MONOTONIC ? &c->end_mono
+									: &c->end_rt;
+
+		cr_assert(self[i], "%s: still waiting 10 s after a deadline 150 ms away",
+			  abs4_name(i));
+		cr_assert_eq(c->result, 0, "%s: %d", abs4_name(i), c->result);
+		cr_assert_geq(ts_ns_of(end), ts_ns_of(&c->ts),
+			      "%s: returned %lld ns before its deadline", abs4_name(i),
+			      (long long)(ts_ns_of(&c->ts) - ts_ns_of(end)));
+	}
+}
+
+/* An hour ago on CLOCK_REALTIME; on CLOCK_MONOTONIC its first nanosecond. */
+static __u64 deadline_past(unsigned int flags)
+{
+	return flags & KEVENT_FLAGS_MONOTONIC ? 1 : abs_clock_now(flags) - 3600ull * 1000000000ull;
+}
+
+/* D48: a deadline already past on either clock: no wait, 0 at once. */
+KTEST_REVS(get, abstime_past_deadline_does_not_wait, 2, KTEST_OPEN)
+{
+	struct abs4 a;
+	bool self[4];
+
+	abs4_start(&a, deadline_past);
+	for (int i = 0; i < 4; i++)
+		self[i] = call_join(&a.c[i], 10000);
+	abs4_end(&a);
+	for (int i = 0; i < 4; i++) {
+		cr_assert(self[i], "%s: a past deadline still waited 10 s", abs4_name(i));
+		cr_assert_eq(a.c[i].result, 0, "%s: %d", abs4_name(i), a.c[i].result);
+	}
+}
+
+static int get_raw(int kfd, unsigned long req, __u64 timeout_ns, struct kevent_timespec ts,
+		   unsigned int flags, unsigned int ioc_flags)
+{
+	struct ukevent out[4];
+	struct kevent_get_events_arg a = {
+		.min_nr = 1, .max_nr = 4, .timeout_ns = timeout_ns, .events = (__u64)(uintptr_t)out,
+		.flags = flags, .ioc_flags = ioc_flags, .timeout_ts = ts,
+	};
+
+	return kt_ioctl(kfd, req, &a);
+}
+
+/* D48: the timespec GET_EVENTS (VER1, KEVENT_GET_TIMESPEC) checks the raw library cannot send. */
+KTEST_REVS(get, get_events_timespec_raw_checks, 2, KTEST_OPEN)
+{
+	const unsigned long ver0 = _IOC(_IOC_WRITE, KEVENT_IOC_MAGIC, KEVENT_IOC_NR_GET_EVENTS,
+					KEVENT_GET_EVENTS_ARG_SIZE_VER0);
+	const unsigned int T = KEVENT_GET_TIMESPEC;
+	const struct kevent_timespec z = { 0, 0, 0 }, pad = { 0, 0, 1 }, neg = { -1, 0, 0 };
+	int kfd = kt_open(O_RDWR);
+
+	cr_assert_eq(get_raw(kfd, KEVENT_IOC_GET_EVENTS, 0, pad, 0, T), -EINVAL, "__pad");
+	cr_assert_eq(get_raw(kfd, KEVENT_IOC_GET_EVENTS, 0, neg, 0, T), -EINVAL, "tv_sec < 0");
+	cr_assert_eq(get_raw(kfd, KEVENT_IOC_GET_EVENTS, 0, z,
+			     KEVENT_FLAGS_NO_TIMEOUT | KEVENT_FLAGS_ABSTIME, T),
+		     -EINVAL, "NO_TIMEOUT|ABSTIME");
+	cr_assert_eq(get_raw(kfd, KEVENT_IOC_GET_EVENTS, 1, z, 0, T), -EINVAL,
+		     "timeout_ns with KEVENT_GET_TIMESPEC");
+	cr_assert_eq(get_raw(kfd, ver0, 0, z, 0, T), -EINVAL, "KEVENT_GET_TIMESPEC with VER0");
+	cr_assert_eq(get_raw(kfd, KEVENT_IOC_GET_EVENTS, 0, z, 0, T), 0, "{0, 0}: no wait");
+	close(kfd);
+}

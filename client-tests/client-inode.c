@@ -333,3 +333,65 @@ KTEST(inode, watched_file_not_kept_open)
 	rmdir(dir);
 	close(kfd);
 }
+
+/*
+ * From revision 2 on: no LEVEL on INODE (D43), every watcher fires (D44).
+ */
+
+/* D43: an INODE kevent takes no LEVEL, at ADD nor at MODIFY. */
+KTEST_REVS(inode, level_on_inode_einval_at_add_and_modify, 2, KTEST_OPEN)
+{
+	int kfd, d;
+	struct ukevent uk;
+	char dir[] = "/tmp/kt-rev2-XXXXXX";
+
+	kt_require_type(KEVENT_INODE);
+	kfd = kt_open(O_RDWR);
+	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(d, 0);
+	uk = kt_uk(KEVENT_INODE, (__u32)d, 0, KEVENT_INODE_CREATE, KEVENT_REQ_LEVEL, 1);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[1], (__u32)-EINVAL, "ADD: %d", (int)uk.ret_data[1]);
+	uk = kt_uk(KEVENT_INODE, (__u32)d, 0, KEVENT_INODE_CREATE, 0, 1);
+	kt_add_queued(kfd, uk);
+	uk.req_flags = KEVENT_REQ_LEVEL;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "MODIFY: %#x",
+		     uk.ret_flags);
+	cr_assert_eq(uk.ret_data[1], (__u32)-EINVAL, "MODIFY: %d", (int)uk.ret_data[1]);
+	close(kfd);
+	close(d);
+	rmdir(dir);
+}
+
+/* D44: every INODE kevent watching one directory fires, in one queue and in two. */
+KTEST_REVS(inode, inode_activity_readies_every_watcher, 2, KTEST_OPEN)
+{
+	int a, b, d, f;
+	char dir[] = "/tmp/kt-rev2-XXXXXX", path[64];
+	struct ukevent out[4];
+
+	kt_require_type(KEVENT_INODE);
+	a = kt_open(O_RDWR);
+	b = kt_open(O_RDWR);
+	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(d, 0);
+	kt_add_queued(a, kt_uk(KEVENT_INODE, (__u32)d, 0, KEVENT_INODE_CREATE, 0, 1));
+	kt_add_queued(b, kt_uk(KEVENT_INODE, (__u32)d, 0, KEVENT_INODE_CREATE, 0x2, 2));
+	kt_add_queued(a, kt_uk(KEVENT_INODE, (__u32)d, 0, KEVENT_INODE_CREATE, 0, 3));
+	snprintf(path, sizeof(path), "%s/x", dir);
+	f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(f, 0);
+	cr_assert(kt_wait_ready(a, 2, 5000), "both kevents of one queue");
+	cr_assert(kt_wait_ready(b, 1, 5000), "and the other queue's");
+	cr_assert_eq(kt_get(a, 0, 4, 0, out), 2);
+	cr_assert_eq(kt_get(b, 0, 4, 0, out), 1);
+	close(f);
+	unlink(path);
+	close(a);
+	close(b);
+	close(d);
+	rmdir(dir);
+}

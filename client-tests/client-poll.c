@@ -505,3 +505,119 @@ KTEST_REVS(poll, no_pollrdhup_on_rev1, 1, 1)
 	close(sv[1]);
 	close(kfd);
 }
+
+/*
+ * From revision 2 on: ALWAYS_QUEUE (D42), LEVEL (D43), POLLRDHUP (D52).
+ */
+
+/* D42: a pipe ready at ADD is queued, not answered by ADD, and delivered once. */
+KTEST_REVS(poll, always_queue_ready_at_add, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE, 7);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 0);	/* not in ADD's answered front part */
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "registered");
+	cr_assert_eq(kt_queue_ready(kfd), 1u, "on the ready list when ADD returns");
+	cr_assert_eq(get_now(kfd, out), 1);
+	cr_assert_eq(out[0].user[0], 7u);
+	cr_assert(out[0].ret_data[0] & POLLIN, "ret_data[0] %#x", out[0].ret_data[0]);
+	cr_assert_eq(get_now(kfd, out), 0, "exactly once: the unread byte is no new activity");
+	kt_write1(p[1]);
+	out[0] = kt_get_one(kfd, "a new write after the delivery");
+	cr_assert_eq(out[0].user[0], 7u, "still registered");
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D42 with ONESHOT: delivered once, then freed; without the flag ADD answers it. */
+KTEST_REVS(poll, always_queue_oneshot_and_without, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_write1(p[1]);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_ALWAYS_QUEUE | KEVENT_REQ_ONESHOT, 8);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 0);
+	cr_assert_eq(get_now(kfd, out), 1);
+	cr_assert_eq(out[0].user[0], 8u);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "ONESHOT freed at its delivery");
+	uk = kt_uk_poll(p[0], POLLIN, 0, 9);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);	/* D31: answered by ADD, not registered */
+	cr_assert(uk.ret_data[0] & POLLIN);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D43: data left unread is reported again at the next dequeue; drained, it is not. */
+KTEST_REVS(poll, level_reports_unread_data_again, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], q[2];
+	struct ukevent uk, out[4];
+
+	kt_pipe(p);
+	kt_pipe(q);
+	uk = kt_uk_poll(p[0], POLLIN, KEVENT_REQ_LEVEL, 1);
+	kt_add_queued(kfd, uk);
+	uk = kt_uk_poll(q[0], POLLIN, 0, 2);	/* the edge-like default, for contrast */
+	kt_add_queued(kfd, uk);
+	kt_write1(p[1]);
+	kt_write1(q[1]);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	cr_assert_eq(get_now(kfd, out), 2);
+	for (int round = 0; round < 3; round++) {
+		cr_assert_eq(get_now(kfd, out), 1, "round %d: the LEVEL kevent only", round);
+		cr_assert_eq(out[0].user[0], 1u);
+		cr_assert_eq(out[0].ret_data[0], (__u32)POLLIN, "a fresh result");
+	}
+	kt_read_all(p[0]);
+	cr_assert_eq(get_now(kfd, out), 0, "drained: not reported again");
+	cr_assert_eq(get_now(kfd, out), 0, "nor later");
+	kt_write1(p[1]);
+	out[0] = kt_get_one(kfd, "new data after the drain");
+	cr_assert_eq(out[0].user[0], 1u);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(kfd);
+}
+
+/* D52: the peer's shutdown of writing is POLLRDHUP on revision 2, never on revision 1. */
+KTEST_REVS(poll, pollrdhup_on_peer_shutdown, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), raw = open(kt_device(), O_RDWR), sv[2];
+	struct ukevent uk, s, out[4];
+
+	cr_assert_geq(raw, 0);
+	kt_socketpair(SOCK_STREAM, sv);
+	uk = kt_uk_poll(sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 4);
+	kt_add_queued(kfd, uk);
+	s = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, KEVENT_SOCKET_RECV | KEVENT_POLL_POLLRDHUP, 0, 5);
+	kt_add_queued(kfd, s);
+	cr_assert_eq(shutdown(sv[1], SHUT_WR), 0);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	cr_assert_eq(kt_get(kfd, 2, 4, 0, out), 2);
+	for (int i = 0; i < 2; i++) {
+		__u32 want = out[i].user[0] == 4 ? (__u32)(POLLIN | KEVENT_POLL_POLLRDHUP)
+						 : (__u32)(KEVENT_SOCKET_RECV | KEVENT_POLL_POLLRDHUP);
+
+		cr_assert_eq(out[i].ret_data[0], want, "cookie %u: %#x", out[i].user[0],
+			     out[i].ret_data[0]);
+	}
+	/* revision 1: the same socket is ready at ADD, without the bit */
+	uk = kt_uk_poll(sv[0], POLLIN | KEVENT_POLL_POLLRDHUP, 0, 6);
+	kt_ctl1(raw, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[0], (__u32)POLLIN, "revision 1: %#x", uk.ret_data[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(raw);
+	close(kfd);
+}

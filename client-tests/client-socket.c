@@ -330,3 +330,56 @@ KTEST_REVS(socket, no_pollrdhup_on_rev1, 1, 1)
 	close(sv[1]);
 	close(kfd);
 }
+
+/*
+ * From revision 2 on: LEVEL (D43) and ALWAYS_QUEUE (D42) on SOCKET
+ * kevents.
+ */
+
+/* D43: LEVEL on a SOCKET kevent, and MODIFY without LEVEL ends the re-reports. */
+KTEST_REVS(socket, level_socket_and_modify_off, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk, out[4];
+
+	kt_socketpair(SOCK_STREAM, sv);
+	uk = kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, KEVENT_SOCKET_RECV, KEVENT_REQ_LEVEL, 3);
+	kt_add_queued(kfd, uk);
+	kt_write1(sv[1]);
+	out[0] = kt_get_one(kfd, "socket data");
+	cr_assert_eq(out[0].ret_data[0], (__u32)KEVENT_SOCKET_RECV);
+	cr_assert_eq(get_now(kfd, out), 1, "unread: reported again");
+	uk.req_flags = 0;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(get_now(kfd, out), 1, "MODIFY found it ready (A6)");
+	cr_assert_eq(get_now(kfd, out), 0, "LEVEL cleared: no more re-reports");
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/*
+ * D42: ALWAYS_QUEUE queues a source ready at ADD, but a failed ADD is
+ * answered as ever: a socket already reset is BROKEN|DONE with
+ * -ECONNRESET at ADD (O8), not registered, whatever the flag.
+ */
+KTEST_REVS(socket, always_queue_broken_at_add_is_answered, 2, KTEST_OPEN)
+{
+	int kfd, lst, cli, srv;
+	struct ukevent uk;
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	tcp_conn(&lst, &cli, &srv);
+	tcp_reset(cli);
+	cr_assert(kt_poll1(srv, POLLIN, 5000) & POLLERR, "the reset never reached the socket");
+	uk = kt_uk(KEVENT_SOCKET, (__u32)srv, 0, KEVENT_SOCKET_RECV, KEVENT_REQ_ALWAYS_QUEUE, 1);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "%#x", uk.ret_flags);
+	cr_assert_eq((int)uk.ret_data[1], -ECONNRESET, "%d", (int)uk.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u, "a failed ADD is not registered");
+	cr_assert_eq(kt_queue_ready(kfd), 0u);
+	close(srv);
+	close(lst);
+	close(kfd);
+}

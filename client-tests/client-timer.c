@@ -304,3 +304,39 @@ KTEST_REVS(timer, level_ignored_on_rev1, 1, 1)
 	kt_remove(kfd, uk);
 	close(kfd);
 }
+
+/*
+ * From revision 2 on: a timer takes no LEVEL (D43).
+ */
+
+/* D43: KEVENT_REQ_LEVEL exists for POLL and SOCKET only: a timer with it fails per entry. */
+KTEST_REVS(timer, level_on_a_timer_einval, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent uk = kt_uk_timer(HOUR, KEVENT_REQ_LEVEL, 1);
+
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk), 1, "answered by ADD");
+	cr_assert_eq(uk.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE));
+	cr_assert_eq(uk.ret_data[1], (__u32)-EINVAL, "ret_data[1] %d", (int)uk.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(kfd);
+}
+
+/* ---- validations at MODIFY as at ADD ---- */
+
+/* D43: LEVEL on a timer is -EINVAL at MODIFY as at ADD; the kevent keeps its setting. */
+KTEST_REVS(timer, modify_level_on_a_timer_einval, 2, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	struct ukevent t = kt_uk_timer(HOUR, 0, 1), m = t, out[4];
+
+	kt_add_queued(kfd, t);
+	m.req_flags = KEVENT_REQ_LEVEL;
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &m, 0);
+	cr_assert_eq(m.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "%#x", m.ret_flags);
+	cr_assert_eq(m.ret_data[1], (__u32)-EINVAL, "%d", (int)m.ret_data[1]);
+	kt_ctl1(kfd, KEVENT_CTL_READY, &t, 1);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 1);
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 0, "the refused LEVEL did not take effect");
+	close(kfd);
+}

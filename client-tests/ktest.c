@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The client suite's shared helpers; see ktest.h. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -18,6 +24,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <criterion/internal/ordered-set.h>
 
 #include "ktest.h"
 
@@ -581,4 +589,435 @@ int kt_poll1(int fd, short events, int ms)
 
 	cr_assert(r >= 0, "poll: %s", strerror(errno));
 	return r ? p.revents : 0;
+}
+
+/* The later revisions' calls (ktest.h). */
+
+const struct timespec ts_zero;
+
+int ring_init(int kfd, void *ring, unsigned int num)
+{
+	struct kevent_ring_init ri = { .ring = (__u64)(uintptr_t)ring, .num = num };
+
+	return kt_ioctl(kfd, KEVENT_IOC_RING_INIT, &ri);
+}
+
+/* A zeroed ring of num slots, 8-byte aligned. */
+struct kevent_uring *ring_new(unsigned int num)
+{
+	struct kevent_uring *r = calloc(1, KEVENT_URING_SIZE(num));
+
+	cr_assert(r, "calloc");
+	return r;
+}
+
+int wait_rc(int kfd, unsigned int num, unsigned int old_uidx, struct timespec t,
+	    unsigned int flags)
+{
+	int r = kevent_wait(kfd, num, old_uidx, t, flags);
+
+	return r < 0 ? -errno : r;
+}
+
+int commit_rc(int kfd, unsigned int new_uidx, unsigned int over)
+{
+	int r = kevent_commit(kfd, new_uidx, over);
+
+	return r < 0 ? -errno : r;
+}
+
+/* n timers that never fire on their own, cookies 0 .. n-1, made ready by READY. */
+void add_ready_timers(int kfd, unsigned int n)
+{
+	struct ukevent *uk = calloc(n, sizeof(*uk));
+	unsigned int i;
+
+	cr_assert(uk);
+	for (i = 0; i < n; i++)
+		uk[i] = kt_uk_timer(HOUR, 0, i);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, n, uk), 0, "ADD %u timers", n);
+	for (i = 0; i < n; i++)
+		uk[i] = kt_uk_timer(HOUR, 0, i);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_READY, n, uk), (int)n, "READY %u", n);
+	free(uk);
+}
+
+__u64 clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	cr_assert_eq(clock_gettime(c, &ts), 0, "clock_gettime(%d)", (int)c);
+	return (__u64)ts.tv_sec * NSEC + (__u64)ts.tv_nsec;
+}
+
+struct kevent_timespec kts(__u64 ns)
+{
+	struct kevent_timespec t = { .tv_sec = (__s64)(ns / NSEC), .tv_nsec = (__u32)(ns % NSEC) };
+
+	return t;
+}
+
+__u64 kts_ns(struct kevent_timespec t)
+{
+	return (__u64)t.tv_sec * NSEC + t.tv_nsec;
+}
+
+/* A POSIX timer entry: value and interval in ns, cookie in user[0]. */
+struct ukevent_ext ptimer(__u32 id, __u32 clock, __u32 flags, __u64 value_ns,
+			  __u64 interval_ns, __u32 req_flags, __u32 cookie)
+{
+	struct ukevent_ext e;
+
+	memset(&e, 0, sizeof(e));
+	e.ev = kt_uk(KEVENT_POSIX_TIMER, id, 0, KEVENT_TIMER_FIRED, req_flags, cookie);
+	e.ext.timer.clock = clock;
+	e.ext.timer.flags = flags;
+	e.ext.timer.value = kts(value_ns);
+	e.ext.timer.interval = kts(interval_ns);
+	return e;
+}
+
+/* A user event entry (no extension). */
+struct ukevent_ext uevent(__u32 id, __u32 req_flags, __u32 cookie)
+{
+	struct ukevent_ext e;
+
+	memset(&e, 0, sizeof(e));
+	e.ev = kt_uk(KEVENT_USER, id, 0, 0, req_flags, cookie);
+	return e;
+}
+
+/* One EXT entry; asserts the call returns want. */
+void ext1(int kfd, unsigned int cmd, struct ukevent_ext *e, int want)
+{
+	int r = kt_ctl_ext(kfd, cmd, 1, e);
+
+	cr_assert_eq(r, want, "CTL_EXT(cmd %u, type %u id %u) = %d (%s), want %d", cmd,
+		     e->ev.type, e->ev.id.raw[0], r, r < 0 ? strerror(-r) : "-", want);
+}
+
+/* ADD of one EXT entry that must be registered (ADD answers nothing). */
+void ext_add(int kfd, struct ukevent_ext e)
+{
+	ext1(kfd, KEVENT_CTL_ADD, &e, 0);
+}
+
+/* ADD of one EXT entry that must fail with -EINVAL, that entry only. */
+void ext_add_einval(int kfd, struct ukevent_ext e, const char *what)
+{
+	unsigned int before = kt_queue_kevents(kfd);
+	int r = kt_ctl_ext(kfd, KEVENT_CTL_ADD, 1, &e);
+
+	cr_assert_eq(r, 1, "%s: ADD returned %d (%s), want 1 answered entry", what, r,
+		     r < 0 ? strerror(-r) : "-");
+	cr_assert_eq(e.ev.ret_flags, BROKEN_DONE, "%s: ret_flags %#x", what, e.ev.ret_flags);
+	cr_assert_eq((int)e.ev.ret_data[1], -EINVAL, "%s: ret_data[1] %d, want -EINVAL", what,
+		     (int)e.ev.ret_data[1]);
+	cr_assert_eq(kt_queue_kevents(kfd), before, "%s: registered anyway", what);
+}
+
+/* READY of one user event with a value; asserts it matched. */
+void trigger(int kfd, __u32 id, __u32 cookie, __u32 value)
+{
+	struct ukevent uk = kt_uk(KEVENT_USER, id, 0, value, 0, cookie);
+
+	kt_ctl1(kfd, KEVENT_CTL_READY, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "READY ret_flags %#x", uk.ret_flags);
+}
+
+/* QUERY of one entry through EXT: the entry as written back. */
+struct ukevent_ext query(int kfd, struct ukevent_ext key, int want)
+{
+	key.ev.ret_flags = 0;
+	key.ev.ret_data[0] = key.ev.ret_data[1] = 0;
+	memset(&key.ext, 0, sizeof(key.ext));	/* an output for a timer, zero for the rest */
+	ext1(kfd, KEVENT_CTL_QUERY, &key, want);
+	return key;
+}
+
+void check_fired(struct ukevent ev, __u32 cookie, __u32 count, const char *what)
+{
+	cr_assert_eq(ev.type, (__u32)KEVENT_POSIX_TIMER, "%s: type %u", what, ev.type);
+	cr_assert_eq(ev.user[0], cookie, "%s: cookie %u", what, ev.user[0]);
+	cr_assert_eq(ev.ret_flags, (__u32)KEVENT_RET_DONE, "%s: ret_flags %#x", what, ev.ret_flags);
+	if (count)
+		cr_assert_eq(ev.ret_data[0], count, "%s: expiry count %u, want %u", what,
+			     ev.ret_data[0], count);
+	cr_assert_eq(ev.ret_data[1], 0u, "%s: ret_data[1] %u", what, ev.ret_data[1]);
+}
+
+static void *call_thread(void *arg)
+{
+	struct call *c = arg;
+	struct ukevent out[8];
+	int r;
+
+	if (c->nonblock_flag) {
+		struct kevent_wait_arg a = { .num = c->num, .old_uidx = c->old_uidx,
+					     .flags = c->flags, .ioc_flags = KEVENT_GET_NONBLOCK };
+
+		r = kt_ioctl(c->kfd, KEVENT_IOC_WAIT, &a);
+	} else if (c->is_wait) {
+		r = wait_rc(c->kfd, c->num, c->old_uidx, c->ts, c->flags);
+	} else {
+		r = kevent_get_events_ts(c->kfd, c->min_nr, c->num, c->ts, out, c->flags);
+		r = r < 0 ? -errno : r;
+	}
+	clock_gettime(CLOCK_REALTIME, &c->end_rt);
+	clock_gettime(CLOCK_MONOTONIC, &c->end_mono);
+	c->result = r;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+void call_start(struct call *c)
+{
+	cr_assert_leq(c->num, 8u);
+	atomic_init(&c->done, false);
+	c->result = INT32_MIN;
+	cr_assert_eq(pthread_create(&c->t, NULL, call_thread, c), 0);
+}
+
+/*
+ * Joins c: true when it returned by itself within ms.  A call still
+ * waiting then is woken (READY num 0, D50) so that the test can end.
+ */
+bool call_join(struct call *c, unsigned int ms)
+{
+	bool self;
+
+	for (unsigned int i = 0; i < ms / 5 && !atomic_load(&c->done); i++)
+		kt_sleep_ms(5);
+	self = atomic_load(&c->done);
+	for (int i = 0; i < 1000 && !atomic_load(&c->done); i++) {
+		kevent_ctl(c->kfd, KEVENT_CTL_READY, 0, NULL);
+		kt_sleep_ms(10);
+	}
+	pthread_join(c->t, NULL);
+	return self;
+}
+
+/* Runs c and joins it within ms: true when it returned by itself. */
+bool call_run(struct call *c, unsigned int ms)
+{
+	call_start(c);
+	return call_join(c, ms);
+}
+
+/* A queue of this instance with a ring of num slots (KEVENT_FEAT_URING required). */
+struct reader reader_new(unsigned int num)
+{
+	struct reader rd = { .num = num };
+
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	rd.kfd = kt_open(O_RDWR);
+	rd.r = ring_new(num);
+	cr_assert_eq(ring_init(rd.kfd, rd.r, num), 0, "RING_INIT");
+	return rd;
+}
+
+void reader_close(struct reader *rd)
+{
+	close(rd->kfd);
+	free(rd->r);
+}
+
+/*
+ * One non-blocking WAIT of up to max (<= the ring's free slots): its records
+ * copied to out, their slots committed.  Returns the count, asserted >= 0.
+ */
+int wait_now(struct reader *rd, struct ukevent *out, unsigned int max)
+{
+	int n = wait_rc(rd->kfd, max, rd->uidx, ts_zero, 0);
+	unsigned int kidx, over;
+
+	cr_assert_geq(n, 0, "WAIT: %s", strerror(-n));
+	kidx = __atomic_load_n(&rd->r->ring_kidx, __ATOMIC_ACQUIRE);
+	over = __atomic_load_n(&rd->r->ring_over, __ATOMIC_ACQUIRE);
+	cr_assert_eq(kidx, (rd->uidx + (unsigned int)n) % rd->num, "ring_kidx after %d", n);
+	for (int i = 0; i < n; i++)
+		out[i] = rd->r->event[(rd->uidx + (unsigned int)i) % rd->num];
+	if (n)
+		cr_assert_eq(commit_rc(rd->kfd, kidx, over), n, "COMMIT");
+	rd->uidx = kidx;
+	return n;
+}
+
+/* A TCP connection on loopback: the listener, the client and the accepted end. */
+void tcp_conn(int *lst, int *cli, int *srv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	*lst = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(*lst, 0, "socket: %s", strerror(errno));
+	cr_assert_eq(bind(*lst, (struct sockaddr *)&a, len), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(*lst, 4), 0);
+	cr_assert_eq(getsockname(*lst, (struct sockaddr *)&a, &len), 0);
+	*cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(connect(*cli, (struct sockaddr *)&a, len), 0, "connect: %s", strerror(errno));
+	*srv = accept4(*lst, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_geq(*srv, 0, "accept: %s", strerror(errno));
+}
+
+/* The peer of a connection resets it (SO_LINGER 0, close): RST. */
+void tcp_reset(int cli)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	cr_assert_eq(setsockopt(cli, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(cli);
+}
+
+/* One non-blocking GET_EVENTS into out[4]: the count, asserted >= 0. */
+int get_now(int kfd, struct ukevent *out)
+{
+	int n = kt_get(kfd, 0, 4, 0, out);
+
+	cr_assert_geq(n, 0, "GET_EVENTS: %d", n);
+	return n;
+}
+
+/* The grid points v, v + i, ... at or before t: D58's count from ADD up to t. */
+__u32 points_by(__u64 v, __u64 i, __u64 t)
+{
+	return t < v ? 0 : (__u32)((t - v) / i + 1);
+}
+
+/*
+ * The instance selection of $KEVENT_TEST_INSTANCES (ktest.h).  Criterion
+ * has no call that takes a test out of a run: .disabled and --filter both
+ * leave it in the report, as "skipped".  So main() is Criterion's own
+ * (criterion_initialize, criterion_handle_args, criterion_run_all_tests,
+ * criterion_finalize) with one step between: it unlinks the instances left
+ * out from their suites' test sets, and links them back before
+ * criterion_finalize(), which frees each set node by node.  The run forks
+ * its workers from the sets as they stand at criterion_run_all_tests().
+ */
+struct kt_selection {
+	bool all;		/* unset or empty: every instance */
+	bool first;		/* each test's first instance */
+	unsigned int revs;	/* bit n: every instance on revision n */
+};
+
+/* $KEVENT_TEST_INSTANCES -> sel: 0, or -EINVAL for a word it does not know. */
+static int selection_parse(const char *spec, struct kt_selection *sel, const char **bad)
+{
+	*sel = (struct kt_selection){ .all = !spec || !*spec };
+	while (spec && *spec) {
+		size_t len = strcspn(spec, ",");
+		char *end;
+		unsigned long n = strtoul(spec, &end, 10);
+
+		if (len == 5 && !strncmp(spec, "first", 5)) {
+			sel->first = true;
+		} else if (spec[0] >= '0' && spec[0] <= '9' && end == spec + len &&
+			   n >= 1 && n <= KEVENT_ABI_REVISION) {
+			sel->revs |= 1u << n;
+		} else {
+			*bad = spec;
+			return -EINVAL;
+		}
+		spec += len + (spec[len] == ',');
+	}
+	return 0;
+}
+
+static bool selected(const struct kt_selection *sel, const struct criterion_test *t)
+{
+	const struct kt_instance *ki = t->data ? t->data->data : NULL;
+
+	if (sel->all || !ki)
+		return true;	/* a plain Test(): not an instance of a range */
+	return (sel->first && ki->rev == ki->first) || (sel->revs & (1u << ki->rev));
+}
+
+/* One suite's instances left out: its test set and their chain. */
+struct kt_dropped {
+	struct criterion_ordered_set *tests;
+	struct criterion_ordered_set_node *chain;
+	size_t n;
+};
+
+static struct kt_dropped *dropped;
+static size_t dropped_suites;
+
+static int drop_unselected(struct criterion_test_set *set, const struct kt_selection *sel)
+{
+	if (sel->all)
+		return 0;
+	dropped = calloc(set->suites->size, sizeof(*dropped));
+	if (!dropped)
+		return -ENOMEM;
+	FOREACH_SET(struct criterion_suite_set *s, set->suites) {
+		struct kt_dropped *d = &dropped[dropped_suites++];
+		struct criterion_ordered_set_node **pp;
+
+		d->tests = s->tests;
+		if (!s->tests)
+			continue;
+		for (pp = &s->tests->first; *pp;) {
+			struct criterion_ordered_set_node *node = *pp;
+
+			if (selected(sel, (const struct criterion_test *)(node + 1))) {
+				pp = &node->next;
+				continue;
+			}
+			*pp = node->next;
+			node->next = d->chain;
+			d->chain = node;
+			d->n++;
+			s->tests->size--;
+			set->tests--;
+		}
+	}
+	return 0;
+}
+
+/* The set as criterion_initialize() built it, but for the order. */
+static void put_back(struct criterion_test_set *set)
+{
+	for (size_t i = 0; i < dropped_suites; i++) {
+		struct kt_dropped *d = &dropped[i];
+		struct criterion_ordered_set_node **tail;
+
+		if (!d->chain)
+			continue;
+		for (tail = &d->tests->first; *tail; tail = &(*tail)->next)
+			;
+		*tail = d->chain;
+		d->tests->size += d->n;
+		set->tests += d->n;
+	}
+	free(dropped);
+	dropped = NULL;
+	dropped_suites = 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct criterion_test_set *set = criterion_initialize();
+	const char *spec = getenv("KEVENT_TEST_INSTANCES"), *bad = NULL;
+	struct kt_selection sel;
+	int ret = 0, err;
+
+	if (criterion_handle_args(argc, argv, true)) {
+		err = selection_parse(spec, &sel, &bad);
+		if (!err)
+			err = drop_unselected(set, &sel);
+		if (err == -EINVAL) {
+			fprintf(stderr, "%s: KEVENT_TEST_INSTANCES=%s: \"%.*s\" is neither \"first\" "
+				"nor a revision 1 .. %d (ktest.h)\n", argv[0], spec,
+				(int)strcspn(bad, ","), bad, KEVENT_ABI_REVISION);
+			ret = 2;
+		} else if (err) {
+			fprintf(stderr, "%s: selecting the instances: %s\n", argv[0], strerror(-err));
+			ret = 2;
+		} else {
+			ret = !criterion_run_all_tests(set);
+		}
+	}
+	put_back(set);
+	criterion_finalize(set);
+	return ret;
 }

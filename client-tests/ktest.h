@@ -19,6 +19,17 @@
  * it ends its range.  first and last are integer literals.  Select one
  * revision with --filter '*\/ *__rev1' (no space).
  *
+ * Which instances a program runs: $KEVENT_TEST_INSTANCES, a comma list of
+ * "first" (each test's first instance: the first revision of its range)
+ * and revision numbers n (every instance on revision n); unset or empty,
+ * every instance.  The guest boots select with it (tests/vm/meson.build):
+ * a --filter cannot say "first instance" in a size that stays put as the
+ * suite grows, and Criterion 2.4.1's extglob matcher aborts on a long
+ * pattern.  main() (ktest.c) drops the instances it leaves out before the
+ * run: they neither run nor appear in the report, not even as skipped.  A
+ * --filter applies to what is left; --list still lists every instance.
+ * Tests declared with Criterion's own Test() always run.
+ *
  * Instance n runs on queues of revision n: kt_open() and kt_try_open() use
  * the queue as opened for n = 1 (2006 programs never call SET_ABI) and call
  * SET_ABI(n) right after the open for n > 1.  An instance skips, with the
@@ -43,9 +54,13 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <libkevent.h>
 
 /* Seconds; a TCG guest is slow.  One value for every test of a program
@@ -81,9 +96,20 @@ int kt_fuse_without_process_memory(void);
 #define KT_IF_0(...)
 #define KT_IF_1(...) __VA_ARGS__
 
+/* What main() (ktest.c) reads of an instance to select it, before any runs:
+ * Criterion's per-test user data (.data) points at it. */
+struct kt_instance {
+	int rev;	/* the revision it runs on */
+	int first;	/* its range's first revision: the first instance's */
+};
+
 /* One instance: suite/name__revN, running the shared body on revision N. */
-#define KT_INSTANCE(suite, name, n, ...)					\
-	Test(suite, name##__rev##n, .timeout = KTEST_TIMEOUT, ##__VA_ARGS__)	\
+#define KT_INSTANCE(suite, name, n, from, ...)				\
+	static struct kt_instance kt_instance_##suite##_##name##__rev##n = {	\
+		.rev = n, .first = from,					\
+	};									\
+	Test(suite, name##__rev##n, .timeout = KTEST_TIMEOUT,			\
+	     .data = &kt_instance_##suite##_##name##__rev##n, ##__VA_ARGS__)	\
 	{									\
 		ktest_require(n);						\
 		ktest_body_##suite##_##name();					\
@@ -92,14 +118,14 @@ int kt_fuse_without_process_memory(void);
 /* Revision 1: every range starts at 1 or later and ends at 1 or later. */
 #define KT_LE_1_1 KT_PROBE
 #define KT_AT_1(suite, name, first, last, ...)					\
-	KT_IF(KT_LE(1, first))(KT_INSTANCE(suite, name, 1, ##__VA_ARGS__))
+	KT_IF(KT_LE(1, first))(KT_INSTANCE(suite, name, 1, first, ##__VA_ARGS__))
 
 #if KEVENT_ABI_REVISION >= 2
 #define KT_LE_2_1 KT_PROBE
 #define KT_LE_2_2 KT_PROBE
 #define KT_AT_2(suite, name, first, last, ...)					\
 	KT_IF(KT_AND(KT_LE(2, first), KT_NOT(KT_LE(1, last))))		\
-		(KT_INSTANCE(suite, name, 2, ##__VA_ARGS__))
+		(KT_INSTANCE(suite, name, 2, first, ##__VA_ARGS__))
 #else
 #define KT_AT_2(suite, name, first, last, ...)
 #endif
@@ -110,7 +136,7 @@ int kt_fuse_without_process_memory(void);
 #define KT_LE_3_3 KT_PROBE
 #define KT_AT_3(suite, name, first, last, ...)					\
 	KT_IF(KT_AND(KT_LE(3, first), KT_NOT(KT_LE(2, last))))		\
-		(KT_INSTANCE(suite, name, 3, ##__VA_ARGS__))
+		(KT_INSTANCE(suite, name, 3, first, ##__VA_ARGS__))
 #else
 #define KT_AT_3(suite, name, first, last, ...)
 #endif
@@ -281,5 +307,94 @@ int kt_poll1(int fd, short events, int ms);
  * kt-mmap-helper under the libkevent-mmap.so preload on CUSE.
  */
 int kt_mmap_refusals(const char *dev, char *msg, size_t msglen);
+
+/*
+ * The later revisions' calls, shared by the areas that test them.
+ * Revision 2: the ring in process memory (D53-D55) and READY (D49).
+ */
+#define HOUR (3600u * 1000u)	/* a timer period (ms) that never expires in a test */
+extern const struct timespec ts_zero;
+/* RING_INIT of ring (num slots): 0 or -errno. */
+int ring_init(int kfd, void *ring, unsigned int num);
+/* A zeroed ring of num slots, 8-byte aligned. */
+struct kevent_uring *ring_new(unsigned int num);
+/* kevent_wait() and kevent_commit(): the count, or -errno. */
+int wait_rc(int kfd, unsigned int num, unsigned int old_uidx, struct timespec t,
+	    unsigned int flags);
+int commit_rc(int kfd, unsigned int new_uidx, unsigned int over);
+/* n timers that never fire on their own, cookies 0 .. n-1, made ready by READY. */
+void add_ready_timers(int kfd, unsigned int n);
+
+/*
+ * Revision 2: a call on another thread, joined with a bound; a reader of a
+ * kevent_uring; a TCP connection and its reset; a non-blocking GET_EVENTS.
+ */
+struct call {
+	int kfd;
+	bool is_wait;
+	unsigned int min_nr, num, old_uidx;	/* GET_EVENTS: min_nr, num = max_nr */
+	struct timespec ts;
+	unsigned int flags;
+	bool nonblock_flag;			/* WAIT: KEVENT_GET_NONBLOCK by a raw ioctl */
+	int result;
+	struct timespec end_rt, end_mono;	/* read as the call returned */
+	atomic_bool done;
+	pthread_t t;
+};
+void call_start(struct call *c);
+/*
+ * Joins c: true when it returned by itself within ms.  A call still
+ * waiting then is woken (READY num 0, D50) so that the test can end.
+ */
+bool call_join(struct call *c, unsigned int ms);
+/* Runs c and joins it within ms: true when it returned by itself. */
+bool call_run(struct call *c, unsigned int ms);
+/* A reader of a kevent_uring: the next slot to read and the ring it reads. */
+struct reader {
+	int kfd;
+	struct kevent_uring *r;
+	unsigned int num, uidx;
+};
+/* A queue of this instance with a ring of num slots (KEVENT_FEAT_URING required). */
+struct reader reader_new(unsigned int num);
+void reader_close(struct reader *rd);
+/*
+ * One non-blocking WAIT of up to max (<= the ring's free slots): its records
+ * copied to out, their slots committed.  Returns the count, asserted >= 0.
+ */
+int wait_now(struct reader *rd, struct ukevent *out, unsigned int max);
+/* A TCP connection on loopback: the listener, the client and the accepted end. */
+void tcp_conn(int *lst, int *cli, int *srv);
+/* The peer of a connection resets it (SO_LINGER 0, close): RST. */
+void tcp_reset(int cli);
+/* One non-blocking GET_EVENTS into out[4]: the count, asserted >= 0. */
+int get_now(int kfd, struct ukevent *out);
+
+/* Revision 3: KEVENT_CTL_EXT entries, KEVENT_POSIX_TIMER and KEVENT_USER (D58-D62). */
+#define NSEC 1000000000ULL
+#define HOUR_MS (3600u * 1000u)
+#define BROKEN_DONE ((__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE))
+__u64 clock_ns(clockid_t c);
+struct kevent_timespec kts(__u64 ns);
+__u64 kts_ns(struct kevent_timespec t);
+/* A POSIX timer entry: value and interval in ns, cookie in user[0]. */
+struct ukevent_ext ptimer(__u32 id, __u32 clock, __u32 flags, __u64 value_ns,
+			  __u64 interval_ns, __u32 req_flags, __u32 cookie);
+/* A user event entry (no extension). */
+struct ukevent_ext uevent(__u32 id, __u32 req_flags, __u32 cookie);
+/* One EXT entry; asserts the call returns want. */
+void ext1(int kfd, unsigned int cmd, struct ukevent_ext *e, int want);
+/* ADD of one EXT entry that must be registered (ADD answers nothing). */
+void ext_add(int kfd, struct ukevent_ext e);
+/* ADD of one EXT entry that must fail with -EINVAL, that entry only. */
+void ext_add_einval(int kfd, struct ukevent_ext e, const char *what);
+/* READY of one user event with a value; asserts it matched. */
+void trigger(int kfd, __u32 id, __u32 cookie, __u32 value);
+/* QUERY of one entry through EXT: the entry as written back. */
+struct ukevent_ext query(int kfd, struct ukevent_ext key, int want);
+/* A delivered POSIX timer: type, cookie, DONE, the count (when not 0), ret_data[1] 0. */
+void check_fired(struct ukevent ev, __u32 cookie, __u32 count, const char *what);
+/* The grid points v, v + i, ... at or before t: D58's count from ADD up to t. */
+__u32 points_by(__u64 v, __u64 i, __u64 t);
 
 #endif /* KTEST_H */

@@ -11,9 +11,9 @@
  * Each attempt (several rounds) gives the p99 lateness of both and their
  * ratio; printed: every attempt, then the median ratio over the attempts.
  * Target: the POSIX timers' p99 within 3x the timerfds' (it was a client
- * test's bound, rev3/ns_precision_against_timerfd, until a loaded machine
+ * test's bound, ns_precision_against_timerfd, until a loaded machine
  * showed that a speed is a benchmark's figure, not a rule's verdict; the
- * rule, never early, is rev3/ns_expiries_never_early).
+ * rule, never early, is ptimer/ns_expiries_never_early).
  *
  * Runs on the device it is given (KEVENT_DEVICE), any backend serving
  * revision 3; scripts/bench runs it on the daemon over fuse (natively) and
