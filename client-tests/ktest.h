@@ -148,7 +148,7 @@ struct kt_instance {
 #define KT_LE_4_4 KT_PROBE
 #define KT_AT_4(suite, name, first, last, ...)					\
 	KT_IF(KT_AND(KT_LE(4, first), KT_NOT(KT_LE(3, last))))		\
-		(KT_INSTANCE(suite, name, 4, ##__VA_ARGS__))
+		(KT_INSTANCE(suite, name, 4, first, ##__VA_ARGS__))
 #else
 #define KT_AT_4(suite, name, first, last, ...)
 #endif
