@@ -1058,6 +1058,15 @@ static void abs4_end(struct abs4 *a)
 	}
 }
 
+/* The four calls from start to end; self[i]: call i returned within 10 s. */
+static void abs4_run(struct abs4 *a, __u64 (*deadline)(unsigned int flags), bool self[4])
+{
+	abs4_start(a, deadline);
+	for (int i = 0; i < 4; i++)
+		self[i] = call_join(&a->c[i], 10000);
+	abs4_end(a);
+}
+
 static __u64 deadline_soon(unsigned int flags)
 {
 	return abs_clock_now(flags) + KT_MS(150);
@@ -1073,10 +1082,7 @@ KTEST_REVS(get, abstime_future_deadline_waits_until_it, 2, KTEST_OPEN)
 	struct abs4 a;
 	bool self[4];
 
-	abs4_start(&a, deadline_soon);
-	for (int i = 0; i < 4; i++)
-		self[i] = call_join(&a.c[i], 10000);
-	abs4_end(&a);
+	abs4_run(&a, deadline_soon, self);
 	for (int i = 0; i < 4; i++) {
 		const struct call *c = &a.c[i];
 		const struct timespec *end = c->flags & KEVENT_FLAGS_MONOTONIC ? &c->end_mono
@@ -1103,10 +1109,7 @@ KTEST_REVS(get, abstime_past_deadline_does_not_wait, 2, KTEST_OPEN)
 	struct abs4 a;
 	bool self[4];
 
-	abs4_start(&a, deadline_past);
-	for (int i = 0; i < 4; i++)
-		self[i] = call_join(&a.c[i], 10000);
-	abs4_end(&a);
+	abs4_run(&a, deadline_past, self);
 	for (int i = 0; i < 4; i++) {
 		cr_assert(self[i], "%s: a past deadline still waited 10 s", abs4_name(i));
 		cr_assert_eq(a.c[i].result, 0, "%s: %d", abs4_name(i), a.c[i].result);
