@@ -21,12 +21,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/event.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libkevent.h>
+#include "../pairs.h"
 
 #define PAIRS 2000
 #define BATCH 1024
@@ -36,39 +36,24 @@ static atomic_int stop;
 
 static void *writer(void *arg)
 {
-	unsigned int x = 2463534242u;
+	unsigned int x = BENCH_XORSHIFT_SEED;
 
 	(void)arg;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (write(sv[x % PAIRS][1], "x", 1) < 0 && errno != EAGAIN)
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		if (write(sv[bench_next_pair(&x, PAIRS)][1], "x", 1) < 0 && errno != EAGAIN)
 			break;
-	}
 	return NULL;
-}
-
-static void drain(int fd)
-{
-	char buf[256];
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
 }
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return bench_clock_s(CLOCK_MONOTONIC);
 }
 
 static void drain_all(void)
 {
 	for (int i = 0; i < PAIRS; i++)
-		drain(sv[i][0]);
+		bench_drain(sv[i][0]);
 }
 
 /* One loop: wait() returns how many events it handled (draining each). */
@@ -103,7 +88,7 @@ static int epoll_wait_once(void *ctx)
 	int n = epoll_wait(*(int *)ctx, ev, BATCH, 100);
 
 	for (int i = 0; i < n; i++)
-		drain(ev[i].data.fd);
+		bench_drain(ev[i].data.fd);
 	return n;
 }
 
@@ -113,7 +98,7 @@ static int kevent_wait_once(void *ctx)
 	int n = kevent_get_events(*(int *)ctx, 1, BATCH, 100000000ull, uk, 0);
 
 	for (int i = 0; i < n; i++)
-		drain((int)uk[i].id.raw[0]);
+		bench_drain((int)uk[i].id.raw[0]);
 	return n;
 }
 
@@ -124,7 +109,7 @@ static int kqueue_wait_once(void *ctx)
 	int n = kevent(*(int *)ctx, NULL, 0, ev, BATCH, &ts);
 
 	for (int i = 0; i < n; i++)
-		drain((int)ev[i].ident);
+		bench_drain((int)ev[i].ident);
 	return n;
 }
 
@@ -145,7 +130,7 @@ static int setup_kevent(const char *dev)
 		while ((r = kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk)) < 0 && errno == EAGAIN)
 			usleep(1000);
 		while (r == 1 && !(uk.ret_flags & KEVENT_RET_BROKEN)) {
-			drain(sv[i][0]);	/* ready at ADD (D31): not registered yet */
+			bench_drain(sv[i][0]);	/* ready at ADD (D31): not registered yet */
 			uk.ret_flags = 0;
 			r = kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk);
 		}
@@ -181,24 +166,16 @@ int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 3;
 	double seconds = argc > 2 ? atof(argv[2]) : 1.0;
-	const char *dev = getenv("KEVENT_DEVICE");
-	struct rlimit rl = { 8192, 8192 };
+	const char *dev = bench_device();
 	double sum[4] = { 0 };
 	int ep, kfd, kq_level, kq_clear;
 
-	if (!dev || !*dev)
-		dev = KEVENT_DEVICE_DEFAULT;
 	if (access(dev, R_OK | W_OK) != 0) {
 		printf("1..0 # SKIP no %s (KEVENT_DEVICE)\n", dev);
 		return 77;
 	}
-	setrlimit(RLIMIT_NOFILE, &rl);
-	for (int i = 0; i < PAIRS; i++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv[i]) < 0) {
-			perror("socketpair");
-			return 1;
-		}
-	}
+	if (bench_open_pairs(sv, PAIRS, "bench-kqueue-loop"))
+		return 1;
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	for (int i = 0; i < PAIRS; i++) {
 		struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.fd = sv[i][0] };

@@ -58,12 +58,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/event.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libkevent.h>
+#include "../pairs.h"
 #include "../stats.h"
 
 #define MAX_N	4000
@@ -88,14 +88,6 @@ struct sample {
 	double ctxt;	/* context switches per event, machine-wide */
 };
 
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Context switches so far, machine-wide (/proc/stat's ctxt line). */
 static double ctxt_now(void)
 {
@@ -113,31 +105,19 @@ static double ctxt_now(void)
 
 static void *writer(void *arg)
 {
-	unsigned int x = 2463534242u;
+	unsigned int x = BENCH_XORSHIFT_SEED;
 
 	(void)arg;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (write(sv[x % (unsigned int)npairs][1], "x", 1) < 0 && errno != EAGAIN)
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		if (write(sv[bench_next_pair(&x, (unsigned int)npairs)][1], "x", 1) < 0 && errno != EAGAIN)
 			break;
-	}
 	return NULL;
-}
-
-static void drain(int fd)
-{
-	char buf[256];
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
 }
 
 static void drain_all(void)
 {
 	for (int i = 0; i < npairs; i++)
-		drain(sv[i][0]);
+		bench_drain(sv[i][0]);
 }
 
 /* One wait of a reader: the events it handled (each socket drained), or -errno. */
@@ -149,7 +129,7 @@ static int wait_epoll(int fd)
 	int n = epoll_wait(fd, ev, BATCH, WAIT_MS);
 
 	for (int i = 0; i < n; i++)
-		drain(sv[ev[i].data.u32][0]);
+		bench_drain(sv[ev[i].data.u32][0]);
 	return n < 0 ? -errno : n;
 }
 
@@ -160,7 +140,7 @@ static int wait_kqueue(int fd)
 	int n = kevent(fd, NULL, 0, ev, BATCH, &ts);
 
 	for (int i = 0; i < n; i++)
-		drain(sv[(unsigned int)(uintptr_t)ev[i].udata][0]);
+		bench_drain(sv[(unsigned int)(uintptr_t)ev[i].udata][0]);
 	return n < 0 ? -errno : n;
 }
 
@@ -170,7 +150,7 @@ static int wait_get(int fd)
 	int n = kevent_get_events(fd, 1, BATCH, WAIT_MS * 1000000ull, uk, 0);
 
 	for (int i = 0; i < n; i++)
-		drain(sv[uk[i].user[0]][0]);
+		bench_drain(sv[uk[i].user[0]][0]);
 	return n < 0 ? -errno : n;
 }
 
@@ -186,15 +166,15 @@ static struct sample measure(wait_fn wait, int fd, double seconds)
 	atomic_store(&stop, 0);
 	pthread_create(&th, NULL, writer, NULL);
 	x0 = ctxt_now();
-	c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-	t0 = clock_s(CLOCK_MONOTONIC);
+	c0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
+	t0 = bench_clock_s(CLOCK_MONOTONIC);
 	do {
 		n = wait(fd);
 		calls++;
 		events += n > 0 ? (unsigned long long)n : 0;
-		t = clock_s(CLOCK_MONOTONIC);
+		t = bench_clock_s(CLOCK_MONOTONIC);
 	} while (n >= 0 && t - t0 < seconds);
-	s.cpu_ns = events ? (clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e9 / (double)events : 0;
+	s.cpu_ns = events ? (bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e9 / (double)events : 0;
 	s.calls = events ? (double)calls / (double)events : 0;
 	s.ctxt = events ? (ctxt_now() - x0) / (double)events : 0;
 	s.rate = n < 0 ? n : (double)events / (t - t0);
@@ -417,17 +397,6 @@ static int run_all(const char *be, const int *ns, int nn, int rounds, double sec
 	return 0;
 }
 
-static const char *backend_name(__u32 b)
-{
-	switch (b) {
-	case KEVENT_BACKEND_CUSE: return "cuse";
-	case KEVENT_BACKEND_MODULE: return "module";
-	case KEVENT_BACKEND_FUSE: return "fuse";
-	case KEVENT_BACKEND_CORE: return "core";
-	default: return "unknown";
-	}
-}
-
 /* The N from argv[3..] (1..MAX_N each), else the default five. */
 static int parse_ns(int argc, char **argv, int *ns)
 {
@@ -447,30 +416,17 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 5, ns[MAX_NS], nn = parse_ns(argc, argv, ns);
 	double seconds = argc > 2 ? atof(argv[2]) : 1.0;
-	struct rlimit rl = { 2 * MAX_N + 256, 2 * MAX_N + 256 };
 	struct kevent_info info;
-	int fd;
 
-	dev = getenv("KEVENT_DEVICE") && *getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE")
-								   : KEVENT_DEVICE_DEFAULT;
+	dev = bench_device();
 	if (rounds < 1 || rounds > MAX_RUNS)
 		rounds = 5;
-	fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || kevent_info(fd, &info)) {
-		printf("bench-kqueue-scale: no kevent device at %s: %s: skip\n", dev, strerror(errno));
+	if (bench_probe(dev, &info, "bench-kqueue-scale"))
 		return 77;
-	}
-	close(fd);
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		perror("bench-kqueue-scale: RLIMIT_NOFILE");
-	for (int i = 0; i < MAX_N; i++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv[i]) < 0) {
-			perror("socketpair");
-			return 1;
-		}
-	}
+	if (bench_open_pairs(sv, MAX_N, "bench-kqueue-scale"))
+		return 1;
 	printf("# kqueue front on %s (%s, serves revision %u): AF_UNIX pairs, one random writer, "
 	       "%d interleaved rounds of %.1f s per reader, batch %d\n",
-	       dev, backend_name(info.backend), info.abi_revision, rounds, seconds, BATCH);
-	return run_all(backend_name(info.backend), ns, nn, rounds, seconds);
+	       dev, bench_backend_name(info.backend), info.abi_revision, rounds, seconds, BATCH);
+	return run_all(bench_backend_name(info.backend), ns, nn, rounds, seconds);
 }

@@ -63,12 +63,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libkevent.h>
+#include "../pairs.h"
 #include "../stats.h"
 
 #define MAX_N	4000
@@ -83,19 +83,13 @@ static atomic_int stop;
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return bench_clock_s(CLOCK_MONOTONIC);
 }
 
 /* The reader thread's CPU time (its syscalls' kernel work included). */
 static double cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /*
@@ -188,15 +182,13 @@ static void writer_cost(unsigned long long events)
 
 static void *writer(void *arg)
 {
-	unsigned int x = 2463534242u;
+	unsigned int x = BENCH_XORSHIFT_SEED;
 	unsigned long long ok = 0, again = 0;
 	double c0 = cpu_s();
 
+	(void)arg;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (write(sv[x % (unsigned int)npairs][1], "x", 1) == 1)
+		if (write(sv[bench_next_pair(&x, (unsigned int)npairs)][1], "x", 1) == 1)
 			ok++;
 		else if (errno == EAGAIN)
 			again++;
@@ -207,14 +199,6 @@ static void *writer(void *arg)
 	writer_writes = ok;
 	writer_eagain = again;
 	return NULL;
-}
-
-static void drain(int fd)
-{
-	char buf[256];
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
 }
 
 static void start_writer(pthread_t *th)
@@ -228,7 +212,7 @@ static void stop_writer(pthread_t th)
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
 	for (int i = 0; i < npairs; i++)
-		drain(sv[i][0]);
+		bench_drain(sv[i][0]);
 }
 
 static double run_epoll(double seconds, int et)
@@ -253,7 +237,7 @@ static double run_epoll(double seconds, int et)
 		n = epoll_wait(ep, evs, BATCH, 100);
 		run_calls++;
 		for (int i = 0; i < n; i++)
-			drain(sv[evs[i].data.u32][0]);
+			bench_drain(sv[evs[i].data.u32][0]);
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
@@ -303,7 +287,7 @@ static double run_kevent(const char *dev, double seconds, __u32 type)
 		n = kevent_get_events(fd, 1, BATCH, 100000000ull, out, 0);
 		run_calls++;
 		for (int i = 0; i < n; i++)
-			drain(sv[out[i].user[0]][0]);
+			bench_drain(sv[out[i].user[0]][0]);
 		events += n > 0 ? (unsigned long long)n : 0;
 	}
 	end = now_s();
@@ -355,7 +339,7 @@ static double run_ring(double seconds, __u32 type)
 			continue;
 		kidx = __atomic_load_n(&ring->ring_kidx, __ATOMIC_ACQUIRE);
 		for (int i = 0; i < n; i++)
-			drain(sv[ring->event[(ridx + (unsigned int)i) % RING_SLOTS].user[0]][0]);
+			bench_drain(sv[ring->event[(ridx + (unsigned int)i) % RING_SLOTS].user[0]][0]);
 		ridx = kidx;
 		unread += (unsigned int)n;
 		events += (unsigned long long)n;
@@ -374,17 +358,6 @@ static double run_ring(double seconds, __u32 type)
 	writer_cost(events);
 	close(fd);
 	return (double)events / (end - t0);
-}
-
-static const char *backend_name(__u32 b)
-{
-	switch (b) {
-	case KEVENT_BACKEND_CUSE: return "cuse";
-	case KEVENT_BACKEND_MODULE: return "module";
-	case KEVENT_BACKEND_FUSE: return "fuse";
-	case KEVENT_BACKEND_CORE: return "core";
-	default: return "unknown";
-	}
 }
 
 /* Does this backend take a SOCKET kevent on an AF_UNIX socket? */
@@ -587,12 +560,10 @@ static int run_all(const char *dev, const char *be, const int *ns, int nn, int r
 
 int main(int argc, char **argv)
 {
-	const char *dev = getenv("KEVENT_DEVICE") ? getenv("KEVENT_DEVICE") : KEVENT_DEVICE_DEFAULT;
+	const char *dev = bench_device();
 	int runs = argc > 1 ? atoi(argv[1]) : 5, ns[MAX_NS] = { 100, 1000, 2000, 4000 }, nn = 4;
 	double seconds = argc > 2 ? atof(argv[2]) : 1.0;
-	struct rlimit rl = { 2 * MAX_N + 64, 2 * MAX_N + 64 };
 	struct kevent_info info;
-	int fd;
 
 	if (argc > 3) {
 		nn = 0;
@@ -602,22 +573,12 @@ int main(int argc, char **argv)
 	}
 	if (runs < 1 || runs > MAX_RUNS)
 		runs = 5;
-	fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || kevent_info(fd, &info)) {
-		printf("bench-epoll2006: no kevent device at %s: %s: skip\n", dev, strerror(errno));
+	if (bench_probe(dev, &info, "bench-epoll2006"))
 		return 77;
-	}
-	close(fd);
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		perror("bench-epoll2006: RLIMIT_NOFILE");
-	for (int i = 0; i < MAX_N; i++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv[i]) < 0) {
-			perror("socketpair");
-			return 1;
-		}
-	}
+	if (bench_open_pairs(sv, MAX_N, "bench-epoll2006"))
+		return 1;
 	printf("# 2006 epoll_bench shape on %s (%s): AF_UNIX pairs, one random writer, %d interleaved runs of %.1f s per reader, batch %d\n",
-	       dev, backend_name(info.backend), runs, seconds, BATCH);
+	       dev, bench_backend_name(info.backend), runs, seconds, BATCH);
 	printf("# 2006 reference (not this machine): kevent 59794, epoll LT 57428, epoll ET 78265 events/s\n");
-	return run_all(dev, backend_name(info.backend), ns, nn, runs, seconds);
+	return run_all(dev, bench_backend_name(info.backend), ns, nn, runs, seconds);
 }
