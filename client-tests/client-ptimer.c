@@ -247,11 +247,24 @@ KTEST_REVS(ptimer, modify_rearms_and_disarms, 3, KTEST_OPEN)
 	__u64 t0 = kt_now_ns();
 	ext1(kfd, KEVENT_CTL_MODIFY, &e, 0);
 	cr_assert_eq(e.ev.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY ret_flags %#x", e.ev.ret_flags);
-	cr_assert_eq(kt_queue_ready(kfd), 0u, "re-armed timer still on the ready list");
-	cr_assert_eq(kt_get(kfd, 1, 4, 0, out), 0, "pending expiries delivered after re-arm");
-	cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1, "re-armed timer did not fire");
-	cr_assert_geq(kt_now_ns() - t0, 300 * 1000000ULL, "fired before the new setting");
-	check_fired(out[0], 5, 1, "re-armed");
+	__u32 ready = kt_queue_ready(kfd);
+	int early = kt_get(kfd, 1, 4, 0, out);
+
+	/*
+	 * Only while the new setting has not come due: a caller stalled 300 ms
+	 * (a loaded machine) rightly finds the re-armed expiry itself.
+	 */
+	if (kt_now_ns() - t0 < 300 * 1000000ULL) {
+		cr_assert_eq(ready, 0u, "re-armed timer still on the ready list");
+		cr_assert_eq(early, 0, "pending expiries delivered after re-arm");
+	}
+	if (early == 1) {
+		check_fired(out[0], 5, 1, "re-armed, taken late");
+	} else {
+		cr_assert_eq(kt_get(kfd, 1, 4, KT_MS(5000), out), 1, "re-armed timer did not fire");
+		cr_assert_geq(kt_now_ns() - t0, 300 * 1000000ULL, "fired before the new setting");
+		check_fired(out[0], 5, 1, "re-armed");
+	}
 
 	/* Re-arm periodic, then disarm: nothing more, still registered. */
 	e.ext.timer.value = kts(2000000);
