@@ -62,6 +62,11 @@ unsigned int korigin_revision(const struct kitem *k)
 	return k->q->revision;
 }
 
+int korigin_inode_notes(const struct kitem *k)
+{
+	return kq_rule(k->q, KR_INODE_NOTES);
+}
+
 int korigin_always_queue(const struct kitem *k)
 {
 	return kq_rule(k->q, KR_ALWAYS_QUEUE) && k->kt->always_queue &&
@@ -385,6 +390,17 @@ static void push_locked(struct kqueue *q, struct kitem *k, struct enqueue_effect
 	fx->schedule = q->ready_num >= q->wait_min;
 }
 
+/* k's result data: res, or res merged with the pending one by its type (D68). */
+static void merge_locked(struct kitem *k, const struct korigin_result *res)
+{
+	struct korigin_result r = *res;
+
+	if (k->kt->merge && (k->flags & (KITEM_READY | KITEM_HELD)))
+		k->kt->merge(k, &r);
+	k->rdata[0] = r.ret_data[0];
+	k->rdata[1] = r.ret_data[1];
+}
+
 /*
  * k has a result: rebuild its pending ret_flags (D21) and put it on the
  * ready list unless it is there already (then the result merges, A9).
@@ -397,9 +413,8 @@ int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_resul
 	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
 	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 
+	merge_locked(k, res);
 	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
-	k->rdata[0] = res->ret_data[0];
-	k->rdata[1] = res->ret_data[1];
 	if (stop)
 		k->flags |= KITEM_STOPPED;
 	if (k->flags & KITEM_DISARMED)
@@ -426,10 +441,9 @@ int hold_locked(struct kitem *k, const struct korigin_result *res)
 {
 	bool stop = (res->ret_flags & KEVENT_RET_BROKEN) || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 
+	merge_locked(k, res);
 	k->flags |= KITEM_HELD | (stop ? KITEM_STOPPED : 0);
 	k->rflags = res->ret_flags & KEVENT_RET_BROKEN;
-	k->rdata[0] = res->ret_data[0];
-	k->rdata[1] = res->ret_data[1];
 	return stop;
 }
 

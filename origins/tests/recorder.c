@@ -34,6 +34,11 @@ unsigned int korigin_revision(const struct kitem *k)
 	return k->revision ? k->revision : 1;
 }
 
+int korigin_inode_notes(const struct kitem *k)
+{
+	return korigin_revision(k) >= 4;	/* D68 */
+}
+
 int korigin_always_queue(const struct kitem *k)
 {
 	return korigin_revision(k) >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
