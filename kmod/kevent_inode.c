@@ -106,8 +106,10 @@ static u32 kevent_imark_self(struct kevent_imark *im, u32 mask, unsigned int nli
 		bits |= KEVENT_INODE_WRITE | (size > im->size ? KEVENT_INODE_EXTEND : 0);
 		im->size = size;
 	}
+	/* a directory's count moves with its subdirectories: their entry events say LINK */
 	if (mask & FS_ATTRIB) {
-		bits |= nlink != im->nlink ? KEVENT_INODE_LINK : KEVENT_INODE_ATTRIB;
+		bits |= nlink != im->nlink && !S_ISDIR(im->inode->i_mode) ? KEVENT_INODE_LINK
+									   : KEVENT_INODE_ATTRIB;
 		im->nlink = nlink;
 	}
 	if (mask & FS_MOVE_SELF)

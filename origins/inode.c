@@ -348,8 +348,10 @@ static void kinode_modified(struct kinode_obj *o)
 
 /*
  * o's attributes changed (unlink sends this too): removed, or D68's LINK
- * when the link count moved, else ATTRIB.  Without a lookup (no handle)
- * the link count is unknown: ATTRIB.
+ * when a file's link count moved, else ATTRIB.  A directory's count moves
+ * with its subdirectories, reported by their entry events (kinode_entry),
+ * so there it is never LINK.  Without a lookup (no handle) the link count
+ * is unknown: ATTRIB.
  */
 static void kinode_attrib(struct kinode_obj *o)
 {
@@ -362,7 +364,7 @@ static void kinode_attrib(struct kinode_obj *o)
 		return;
 	}
 	if (!err) {
-		if (st.st_nlink != o->nlink)
+		if (st.st_nlink != o->nlink && !S_ISDIR(st.st_mode))
 			bits = KEVENT_INODE_LINK;
 		o->nlink = st.st_nlink;
 	}
