@@ -299,12 +299,12 @@ static void kinode_fire_all(struct kinode_obj *o, __u32 bits)
 }
 
 /*
- * The object itself is gone.  A kevent that asked DELETE on a queue with
- * the notes reports it as any note and then hears no more (D68); any other
- * turns BROKEN with REMOVE & event and -ENOENT (take13's hook had no such
- * report; revisions 1 to 3).
+ * The object itself is gone (with notes, the event's others: D68).  A
+ * kevent that asked DELETE on a queue with the notes reports it as any
+ * note and then hears no more; any other turns BROKEN with REMOVE & event
+ * and -ENOENT (take13's hook had no such report; revisions 1 to 3).
  */
-static void kinode_removed(struct kinode_obj *o)
+static void kinode_gone_with(struct kinode_obj *o, __u32 notes)
 {
 	struct kinode_watch *w;
 
@@ -319,11 +319,18 @@ static void kinode_removed(struct kinode_obj *o)
 		if (w->stopped)
 			continue;
 		if (kinode_bits(w, KEVENT_INODE_DELETE))
-			res = (struct korigin_result){ .ret_data = { KEVENT_INODE_DELETE, 0 } };
+			res = (struct korigin_result){
+				.ret_data = { kinode_bits(w, KEVENT_INODE_DELETE | notes), 0 },
+			};
 		kinode_fire(w, &res);
 		w->stopped = 1;
 	}
 	kinode_hash_del(o);
+}
+
+static void kinode_removed(struct kinode_obj *o)
+{
+	kinode_gone_with(o, 0);
 }
 
 /* An entry of the directory o came (CREATE) or went (REMOVE); D68: WRITE, LINK for a dir. */
@@ -333,7 +340,7 @@ static void kinode_entry(struct kinode_obj *o, __u32 bit, int is_dir)
 }
 
 /* D68: o's contents were written; EXTEND when its size is above the last one seen. */
-static void kinode_modified(struct kinode_obj *o)
+static __u32 kinode_written(struct kinode_obj *o)
 {
 	__u32 bits = KEVENT_INODE_WRITE;
 	struct stat st;
@@ -343,32 +350,47 @@ static void kinode_modified(struct kinode_obj *o)
 			bits |= KEVENT_INODE_EXTEND;
 		o->size = st.st_size;
 	}
-	kinode_fire_all(o, bits);
+	return bits;
 }
 
 /*
- * o's attributes changed (unlink sends this too): removed, or D68's LINK
- * when a file's link count moved, else ATTRIB.  A directory's count moves
- * with its subdirectories, reported by their entry events (kinode_entry),
- * so there it is never LINK.  Without a lookup (no handle) the link count
- * is unknown: ATTRIB.
+ * o's attributes changed (unlink sends this too): D68's LINK when a file's
+ * link count moved, else ATTRIB; 0 when o is removed (*gone).  A
+ * directory's count moves with its subdirectories, reported by their entry
+ * events (kinode_entry), so there it is never LINK.  Without a lookup (no
+ * handle) the link count is unknown: ATTRIB.
  */
-static void kinode_attrib(struct kinode_obj *o)
+static __u32 kinode_attrib(struct kinode_obj *o, int *gone)
 {
-	__u32 bits = KEVENT_INODE_ATTRIB;
 	struct stat st;
 	int err = kinode_stat(o, &st);
 
-	if (kinode_gone(err, &st)) {
-		kinode_removed(o);
-		return;
-	}
-	if (!err) {
-		if (st.st_nlink != o->nlink && !S_ISDIR(st.st_mode))
-			bits = KEVENT_INODE_LINK;
+	*gone = kinode_gone(err, &st);
+	if (*gone || err)
+		return *gone ? 0 : KEVENT_INODE_ATTRIB;
+	if (st.st_nlink != o->nlink && !S_ISDIR(st.st_mode)) {
 		o->nlink = st.st_nlink;
+		return KEVENT_INODE_LINK;
 	}
-	kinode_fire_all(o, bits);
+	return KEVENT_INODE_ATTRIB;
+}
+
+/*
+ * One kernel event on o itself (the kernel merges a write and a chmod
+ * still queued into one): one report of all its notes, so no dequeue
+ * between two fires can take half of it; removed: the removal, with them.
+ */
+static void kinode_self(struct kinode_obj *o, int modify, int attrib, int moved, int deleted)
+{
+	__u32 bits = (modify ? kinode_written(o) : 0) | (moved ? KEVENT_INODE_RENAME : 0);
+	int gone = deleted;
+
+	if (attrib)
+		bits |= kinode_attrib(o, &gone);
+	if (gone || deleted)
+		kinode_gone_with(o, bits);
+	else if (bits)
+		kinode_fire_all(o, bits);
 }
 
 /*
@@ -481,17 +503,13 @@ static void kinode_inotify_event(const struct inotify_event *ev)
 		kinode_entry(o, KEVENT_INODE_CREATE, !!(ev->mask & IN_ISDIR));
 	if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
 		kinode_entry(o, KEVENT_INODE_REMOVE, !!(ev->mask & IN_ISDIR));
-	/* A named event of a directory watch is about an entry, not the directory. */
-	if ((ev->mask & IN_MODIFY) && !ev->len)
-		kinode_modified(o);
-	if ((ev->mask & IN_ATTRIB) && !ev->len)
-		kinode_attrib(o);
-	if (ev->mask & IN_MOVE_SELF)
-		kinode_fire_all(o, KEVENT_INODE_RENAME);
 	if (ev->mask & IN_IGNORED)
 		o->wd_gone = 1;
-	if (ev->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT))
-		kinode_removed(o);
+	/* A named event of a directory watch is about an entry, not the directory. */
+	if (!ev->len)
+		kinode_self(o, !!(ev->mask & IN_MODIFY), !!(ev->mask & IN_ATTRIB),
+			    !!(ev->mask & IN_MOVE_SELF),
+			    !!(ev->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT)));
 }
 
 void kinode_handle_inotify(void)
@@ -577,14 +595,9 @@ static void kinode_fanotify_record(const struct kinode_rec *r, __u64 mask)
 		kinode_entry(o, KEVENT_INODE_CREATE, !!(mask & FAN_ONDIR));
 	if (!self && (mask & (FAN_DELETE | FAN_MOVED_FROM)))
 		kinode_entry(o, KEVENT_INODE_REMOVE, !!(mask & FAN_ONDIR));
-	if (self && (mask & FAN_MODIFY))
-		kinode_modified(o);
-	if (self && (mask & FAN_ATTRIB))
-		kinode_attrib(o);
-	if (self && (mask & FAN_MOVE_SELF))
-		kinode_fire_all(o, KEVENT_INODE_RENAME);
-	if (self && (mask & FAN_DELETE_SELF))
-		kinode_removed(o);
+	if (self)
+		kinode_self(o, !!(mask & FAN_MODIFY), !!(mask & FAN_ATTRIB),
+			    !!(mask & FAN_MOVE_SELF), !!(mask & FAN_DELETE_SELF));
 }
 
 /* ev: the event's first byte in the read buffer; md: its metadata, copied. */
