@@ -1183,9 +1183,11 @@ static int uring_slots(struct kqueue *q, const struct kuaccess *ua, unsigned int
  * already, with the newer result: it stays where it is.  A POSIX timer's
  * count goes back either way (a timer fires without q->ctl, so it can
  * re-fire while the copy runs): the faulted WAIT delivered nothing (D58).
- * A user event cannot: its trigger is a CTL, and q->ctl is held.
+ * A user event cannot: its trigger is a CTL, and q->ctl is held.  A type
+ * that merges (D68) adds the result taken (out) to the newer one.
  */
-static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
+static void uring_requeue(struct kqueue *q, struct kitem **ks, const struct ukevent *out,
+			  unsigned int n)
 {
 	unsigned int i, back = 0;
 
@@ -1195,6 +1197,16 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 
 		if (k->kt->undeliver)
 			k->kt->undeliver(k);	/* D58: a POSIX timer's count goes back */
+		if (k->kt->merge && (k->flags & (KITEM_READY | KITEM_HELD))) {
+			struct korigin_result taken = {
+				0, { out[i].ret_data[0], out[i].ret_data[1] }
+			};
+
+			if (k->kt->merge(k, &taken)) {
+				k->rdata[0] = taken.ret_data[0];
+				k->rdata[1] = taken.ret_data[1];
+			}
+		}
 		/* D65: not delivered, so not disarmed; a result it held is newer */
 		k->flags &= ~(KITEM_DISARMED | KITEM_HELD);
 		if (k->flags & KITEM_READY)
@@ -1250,7 +1262,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
 	if (uring_slots(q, ua, q->kidx, buf, n) || uring_word(q, ua, 0, kidx)) {
-		uring_requeue(q, ks, n);
+		uring_requeue(q, ks, buf, n);
 		q->ufaults++;
 		ret = -EFAULT;
 	} else {

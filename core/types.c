@@ -16,13 +16,14 @@ static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = 
  * up until it is delivered (the bits since the last delivery); D36's
  * -EOVERFLOW in ret_data[1] stays until then too.  Below: A9, the latest.
  */
-static void inode_merge(const struct kitem *k, struct korigin_result *res)
+static bool inode_merge(const struct kitem *k, struct korigin_result *res)
 {
 	if (!kq_rule(k->q, KR_INODE_NOTES))
-		return;
+		return false;
 	res->ret_data[0] |= k->rdata[0];
 	if (!res->ret_data[1])
 		res->ret_data[1] = k->rdata[1];
+	return true;
 }
 
 static const struct ktype kinode_type = {

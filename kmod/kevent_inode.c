@@ -221,6 +221,19 @@ out_fput:
 	return ret;
 }
 
+/*
+ * D41 with D68 (ready_lock held): a faulted WAIT delivered nothing, so what
+ * it took adds to what came since (ready again, or held by D65).
+ */
+static void kevent_inode_undeliver(struct kevent *k, const struct ukevent *out)
+{
+	if (!(k->rules & KR_INODE_NOTES) || !(k->flags & (KEV_READY | KEV_HELD)))
+		return;
+	k->uk.ret_data[0] |= out->ret_data[0];
+	if (!k->uk.ret_data[1])
+		k->uk.ret_data[1] = out->ret_data[1];
+}
+
 static int kevent_inode_modify(struct kevent *k)
 {
 	struct kevent_imark *im = k->priv;
@@ -248,6 +261,7 @@ const struct kevent_origin kevent_inode_origin = {
 	.attach = kevent_inode_attach,
 	.modify = kevent_inode_modify,
 	.detach = kevent_inode_detach,
+	.undeliver = kevent_inode_undeliver,
 };
 
 int kevent_inode_init(void)
