@@ -271,7 +271,6 @@ static int kinode_gone(int err, const struct stat *st)
 	return err == -ESTALE || err == -ENOENT || (!err && st->st_nlink == 0);
 }
 
-
 /* ---- firing ---- */
 
 /* The bits of bits w reports: event's, and the notes only on a queue with them (D68). */
