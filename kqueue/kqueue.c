@@ -10,6 +10,8 @@
  * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
  * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
  * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us); on a
+ * revision-4 queue each EVFILT_VNODE on a file the device takes is a
+ * KEVENT_INODE kevent asking every note (D68, no inotify); on a
  * revision-2 queue a pipe's or socket's poll kevent is ALWAYS_QUEUE, LEVEL
  * for a level knote, POLLRDHUP for a socket's EVFILT_READ.  What the queue's
  * revision cannot carry (level triggering below 2, and for EV_CLEAR,
