@@ -395,3 +395,232 @@ KTEST_REVS(inode, inode_activity_readies_every_watcher, 2, KTEST_OPEN)
 	close(d);
 	rmdir(dir);
 }
+
+/*
+ * Revision 4, D68: the notes WRITE, EXTEND, ATTRIB, LINK, RENAME and
+ * DELETE (kqueue's EVFILT_VNODE).  Each test waits for one report per
+ * step, so no two steps merge unless the test means them to.
+ */
+
+/* One report of cookie with ret_data[0] == want, DONE only, ret_data[1] 0. */
+static void expect_notes(int kfd, __u32 cookie, __u32 want, const char *what)
+{
+	struct ukevent e = kt_get_one(kfd, what);
+
+	cr_assert_eq(e.user[0], cookie, "%s: cookie %u", what, e.user[0]);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "%s: ret_flags %#x", what, e.ret_flags);
+	cr_assert_eq(e.ret_data[0], want, "%s: ret_data[0] %#x, want %#x", what, e.ret_data[0],
+		     want);
+	cr_assert_eq(e.ret_data[1], 0u, "%s: ret_data[1] %d", what, (int)e.ret_data[1]);
+}
+
+/* D68: every note of a file, each alone; an overwrite that does not grow it is WRITE only. */
+KTEST_REVS(inode, notes_on_a_file, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128], other[128], moved[128];
+
+	mkdir_tmp(dir);
+	int f = create_in(dir, "f", path, sizeof(path), O_RDWR);
+
+	cr_assert_eq(write(f, "abcd", 4), 4);	/* before ADD: the size EXTEND starts from */
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(NOTES), 0, 1));
+	cr_assert_eq(write(f, "e", 1), 1);
+	expect_notes(kfd, 1, I(WRITE) | I(EXTEND), "append");
+	cr_assert_eq(pwrite(f, "x", 1, 0), 1);
+	expect_notes(kfd, 1, I(WRITE), "overwrite within the size");
+	cr_assert_eq(ftruncate(f, 64), 0);
+	expect_notes(kfd, 1, I(WRITE) | I(EXTEND), "truncate that grows");
+	cr_assert_eq(ftruncate(f, 2), 0);
+	expect_notes(kfd, 1, I(WRITE), "truncate that shrinks");
+	cr_assert_eq(pwrite(f, "yz", 2, 0), 2);
+	expect_notes(kfd, 1, I(WRITE), "overwrite after a shrink, to the same size");
+	cr_assert_eq(fchmod(f, 0640), 0);
+	expect_notes(kfd, 1, I(ATTRIB), "chmod");
+	snprintf(other, sizeof(other), "%s/hard", dir);
+	cr_assert_eq(link(path, other), 0, "link: %s", strerror(errno));
+	expect_notes(kfd, 1, I(LINK), "link");
+	cr_assert_eq(unlink(other), 0);
+	expect_notes(kfd, 1, I(LINK), "unlink of the other name");
+	snprintf(moved, sizeof(moved), "%s/moved", dir);
+	cr_assert_eq(rename(path, moved), 0);
+	expect_notes(kfd, 1, I(RENAME), "rename");
+	kt_assert_quiet(kfd, 200, "nothing else");
+	close(f);
+	unlink(moved);
+	rmdir(dir);
+	close(kfd);
+}
+
+/*
+ * D68: the notes of a directory: an entry created or removed is WRITE, a
+ * subdirectory also LINK; a file inside written is nothing; chmod ATTRIB,
+ * rename RENAME, and its removal DELETE (at the client's close, abi.md 9).
+ */
+KTEST_REVS(inode, notes_on_a_directory, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char top[64], dir[128], moved[128], path[192], sub[192];
+	struct ukevent uk;
+
+	mkdir_tmp(top);
+	snprintf(dir, sizeof(dir), "%s/d", top);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	int d = open_dir(dir);
+
+	uk = kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE) | I(REMOVE) | I(NOTES), 0, 2);
+	kt_add_queued(kfd, uk);
+	int f = create_in(dir, "a", path, sizeof(path), O_WRONLY);
+	expect_notes(kfd, 2, I(CREATE) | I(WRITE), "file created");
+	cr_assert_eq(write(f, "x", 1), 1);
+	close(f);
+	kt_assert_quiet(kfd, 200, "a file inside written");
+	snprintf(sub, sizeof(sub), "%s/s", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	expect_notes(kfd, 2, I(CREATE) | I(WRITE) | I(LINK), "subdirectory created");
+	cr_assert_eq(fchmod(d, 0750), 0);
+	expect_notes(kfd, 2, I(ATTRIB), "chmod with a subdirectory more");
+	cr_assert_eq(rmdir(sub), 0);
+	expect_notes(kfd, 2, I(REMOVE) | I(WRITE) | I(LINK), "subdirectory removed");
+	cr_assert_eq(unlink(path), 0);
+	expect_notes(kfd, 2, I(REMOVE) | I(WRITE), "file removed");
+	snprintf(moved, sizeof(moved), "%s/e", top);
+	cr_assert_eq(rename(dir, moved), 0);
+	expect_notes(kfd, 2, I(RENAME), "directory renamed");
+	cr_assert_eq(rmdir(moved), 0);
+	close(d);
+	expect_notes(kfd, 2, I(DELETE), "directory removed, then its fd closed");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "DELETE is no BROKEN: still registered");
+	rmdir(top);
+	close(kfd);
+}
+
+/*
+ * D68: a file unlinked while the client keeps its fd open: DELETE, without
+ * BROKEN; the kevent stays registered, hears nothing more, and REMOVE
+ * finds it.
+ */
+KTEST_REVS(inode, notes_delete_while_the_fd_is_open, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], path[128];
+	struct ukevent uk;
+
+	mkdir_tmp(dir);
+	int f = create_in(dir, "f", path, sizeof(path), O_RDWR);
+
+	uk = kt_uk(KEVENT_INODE, (__u32)f, 0, I(REMOVE) | I(DELETE) | I(WRITE), 0, 3);
+	kt_add_queued(kfd, uk);
+	cr_assert_eq(unlink(path), 0);
+	expect_notes(kfd, 3, I(DELETE), "unlinked, fd open");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "DELETE is no BROKEN: still registered");
+	cr_assert_eq(write(f, "x", 1), 1);
+	kt_assert_quiet(kfd, 200, "a write after DELETE");
+	kt_remove(kfd, uk);
+	cr_assert_eq(kt_queue_kevents(kfd), 0u);
+	close(f);
+	rmdir(dir);
+	close(kfd);
+}
+
+/*
+ * D68: what comes while a kevent is ready adds up (ORed) until it is
+ * delivered, CREATE and REMOVE too.  The backends report the events of one
+ * source in order, so a later chmod of another watched file, once its
+ * kevent is ready, says the earlier ones were reported.
+ */
+KTEST_REVS(inode, notes_merge_until_delivered, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], wdir[128], path[128], bpath[128], epath[192];
+	struct ukevent out[4];
+	__u32 got[4] = { 0 };
+
+	mkdir_tmp(dir);
+	snprintf(wdir, sizeof(wdir), "%s/w", dir);
+	cr_assert_eq(mkdir(wdir, 0700), 0);
+	int d = open_dir(wdir);
+	int f = create_in(dir, "f", path, sizeof(path), O_RDWR);
+	int b = create_in(dir, "barrier", bpath, sizeof(bpath), O_RDWR);
+
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, I(NOTES), 0, 1));
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, I(CREATE) | I(REMOVE) | I(WRITE), 0, 2));
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)b, 0, I(ATTRIB), 0, 3));
+	cr_assert_eq(write(f, "abc", 3), 3);
+	cr_assert_eq(fchmod(f, 0640), 0);
+	int e = create_in(wdir, "e", epath, sizeof(epath), O_WRONLY);
+
+	close(e);
+	cr_assert_eq(unlink(epath), 0);
+	cr_assert_eq(fchmod(b, 0640), 0);
+	cr_assert(kt_wait_ready(kfd, 3, 5000), "three kevents ready");
+	cr_assert_eq(kt_get(kfd, 0, 4, 0, out), 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert(out[i].user[0] >= 1 && out[i].user[0] <= 3, "cookie %u", out[i].user[0]);
+		got[out[i].user[0]] = out[i].ret_data[0];
+	}
+	cr_assert_eq(got[1], I(WRITE) | I(EXTEND) | I(ATTRIB), "file: ret_data[0] %#x", got[1]);
+	cr_assert_eq(got[2], I(CREATE) | I(REMOVE) | I(WRITE), "directory: ret_data[0] %#x",
+		     got[2]);
+	cr_assert_eq(got[3], I(ATTRIB), "barrier: ret_data[0] %#x", got[3]);
+	close(f);
+	close(b);
+	close(d);
+	unlink(path);
+	unlink(bpath);
+	rmdir(wdir);
+	rmdir(dir);
+	close(kfd);
+}
+
+/*
+ * D68: below revision 4 the notes are unknown bits: asked, they are never
+ * reported; a directory reports CREATE alone, a removed file BROKEN with
+ * REMOVE and -ENOENT, DELETE asked or not (take13 sees nothing new).
+ */
+KTEST_REVS(inode, notes_unknown_below_revision_4, 1, 3)
+{
+	kt_require_type(KEVENT_INODE);
+	int kfd = kt_open(O_RDWR);
+	char dir[64], wdir[128], path[128], other[128], moved[128], sub[192];
+
+	mkdir_tmp(dir);
+	snprintf(wdir, sizeof(wdir), "%s/w", dir);
+	cr_assert_eq(mkdir(wdir, 0700), 0);
+	int d = open_dir(wdir);
+	int f = create_in(dir, "f", path, sizeof(path), O_RDWR);
+
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)d, 0, 0xff, 0, 1));
+	kt_add_queued(kfd, kt_uk(KEVENT_INODE, (__u32)f, 0, 0xff, 0, 2));
+	cr_assert_eq(write(f, "abc", 3), 3);
+	cr_assert_eq(pwrite(f, "x", 1, 0), 1);
+	cr_assert_eq(fchmod(f, 0640), 0);
+	snprintf(other, sizeof(other), "%s/hard", dir);
+	cr_assert_eq(link(path, other), 0, "link: %s", strerror(errno));
+	cr_assert_eq(unlink(other), 0);
+	snprintf(moved, sizeof(moved), "%s/moved", dir);
+	cr_assert_eq(rename(path, moved), 0);
+	cr_assert_eq(fchmod(d, 0750), 0);
+	kt_assert_quiet(kfd, 300, "a note below revision 4");
+	snprintf(sub, sizeof(sub), "%s/s", wdir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	expect_notes(kfd, 1, I(CREATE), "subdirectory created: CREATE alone");
+	cr_assert_eq(unlink(moved), 0);
+	struct ukevent e = kt_get_one(kfd, "watched file removed, fd open");
+
+	cr_assert_eq(e.user[0], 2u);
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "ret_flags %#x",
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)I(REMOVE), "ret_data[0] %#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], (__u32)-ENOENT, "ret_data[1] %d", (int)e.ret_data[1]);
+	close(f);
+	close(d);
+	rmdir(sub);
+	rmdir(wdir);
+	rmdir(dir);
+	close(kfd);
+}

@@ -49,6 +49,12 @@ struct ktype {
 	void (*setup)(struct kitem *k, const struct ukevent_ext *e);
 	/* MODIFY: applies the setting ext_check accepted (takes q->lock). */
 	void (*rearm)(struct kitem *k, const struct ukevent_ext *e);
+	/*
+	 * A result for k while k has one pending (ready, or held: D65; q->lock
+	 * held): folds the pending one into res and returns true, or returns
+	 * false (res replaces it, A9, as with NULL).
+	 */
+	bool (*merge)(const struct kitem *k, struct korigin_result *res);
 	/* korigin_fire() of a result that is not BROKEN, in its place. */
 	int (*fire)(struct kitem *k, const struct korigin_result *res);
 	/* CTL_READY on a kevent of this type (q->lock held); NULL: D49. */

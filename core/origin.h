@@ -100,6 +100,12 @@ const struct ukevent *korigin_ukevent(const struct kitem *k);
 unsigned int korigin_revision(const struct kitem *k);
 
 /*
+ * D68: k's queue is of a revision with KEVENT_INODE's notes (WRITE ..
+ * DELETE); below it those event bits are unknown and never reported.
+ */
+int korigin_inode_notes(const struct kitem *k);
+
+/*
  * D42: k asks for KEVENT_REQ_ALWAYS_QUEUE on a revision-2 queue.  An origin
  * that finds such a k ready in attach() keeps it registered, reports the
  * readiness with korigin_fire() (held until ADD decides) and returns 0:

@@ -62,6 +62,11 @@ unsigned int korigin_revision(const struct kitem *k)
 	return k->q->revision;
 }
 
+int korigin_inode_notes(const struct kitem *k)
+{
+	return kq_rule(k->q, KR_INODE_NOTES);
+}
+
 int korigin_always_queue(const struct kitem *k)
 {
 	return kq_rule(k->q, KR_ALWAYS_QUEUE) && k->kt->always_queue &&
@@ -385,6 +390,17 @@ static void push_locked(struct kqueue *q, struct kitem *k, struct enqueue_effect
 	fx->schedule = q->ready_num >= q->wait_min;
 }
 
+/* k's result data: res, or res merged with the pending one by its type (D68). */
+static void merge_locked(struct kitem *k, const struct korigin_result *res)
+{
+	struct korigin_result r = *res;
+
+	if (k->kt->merge && (k->flags & (KITEM_READY | KITEM_HELD)))
+		k->kt->merge(k, &r);
+	k->rdata[0] = r.ret_data[0];
+	k->rdata[1] = r.ret_data[1];
+}
+
 /*
  * k has a result: rebuild its pending ret_flags (D21) and put it on the
  * ready list unless it is there already (then the result merges, A9).
@@ -397,9 +413,8 @@ int enqueue_locked(struct kqueue *q, struct kitem *k, const struct korigin_resul
 	bool broken = res->ret_flags & KEVENT_RET_BROKEN;
 	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 
+	merge_locked(k, res);
 	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
-	k->rdata[0] = res->ret_data[0];
-	k->rdata[1] = res->ret_data[1];
 	if (stop)
 		k->flags |= KITEM_STOPPED;
 	if (k->flags & KITEM_DISARMED)
@@ -426,10 +441,9 @@ int hold_locked(struct kitem *k, const struct korigin_result *res)
 {
 	bool stop = (res->ret_flags & KEVENT_RET_BROKEN) || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
 
+	merge_locked(k, res);
 	k->flags |= KITEM_HELD | (stop ? KITEM_STOPPED : 0);
 	k->rflags = res->ret_flags & KEVENT_RET_BROKEN;
-	k->rdata[0] = res->ret_data[0];
-	k->rdata[1] = res->ret_data[1];
 	return stop;
 }
 
@@ -1169,9 +1183,11 @@ static int uring_slots(struct kqueue *q, const struct kuaccess *ua, unsigned int
  * already, with the newer result: it stays where it is.  A POSIX timer's
  * count goes back either way (a timer fires without q->ctl, so it can
  * re-fire while the copy runs): the faulted WAIT delivered nothing (D58).
- * A user event cannot: its trigger is a CTL, and q->ctl is held.
+ * A user event cannot: its trigger is a CTL, and q->ctl is held.  A type
+ * that merges (D68) adds the result taken (out) to the newer one.
  */
-static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
+static void uring_requeue(struct kqueue *q, struct kitem **ks, const struct ukevent *out,
+			  unsigned int n)
 {
 	unsigned int i, back = 0;
 
@@ -1181,6 +1197,16 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, unsigned int n)
 
 		if (k->kt->undeliver)
 			k->kt->undeliver(k);	/* D58: a POSIX timer's count goes back */
+		if (k->kt->merge && (k->flags & (KITEM_READY | KITEM_HELD))) {
+			struct korigin_result taken = {
+				0, { out[i].ret_data[0], out[i].ret_data[1] }
+			};
+
+			if (k->kt->merge(k, &taken)) {
+				k->rdata[0] = taken.ret_data[0];
+				k->rdata[1] = taken.ret_data[1];
+			}
+		}
 		/* D65: not delivered, so not disarmed; a result it held is newer */
 		k->flags &= ~(KITEM_DISARMED | KITEM_HELD);
 		if (k->flags & KITEM_READY)
@@ -1236,7 +1262,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
 	if (uring_slots(q, ua, q->kidx, buf, n) || uring_word(q, ua, 0, kidx)) {
-		uring_requeue(q, ks, n);
+		uring_requeue(q, ks, buf, n);
 		q->ufaults++;
 		ret = -EFAULT;
 	} else {

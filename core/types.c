@@ -11,8 +11,24 @@
 
 static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
 static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };
+/*
+ * D68: on a queue with the inode notes, what an inode kevent reports adds
+ * up until it is delivered (the bits since the last delivery); D36's
+ * -EOVERFLOW in ret_data[1] stays until then too.  Below: A9, the latest.
+ */
+static bool inode_merge(const struct kitem *k, struct korigin_result *res)
+{
+	if (!kq_rule(k->q, KR_INODE_NOTES))
+		return false;
+	res->ret_data[0] |= k->rdata[0];
+	if (!res->ret_data[1])
+		res->ret_data[1] = k->rdata[1];
+	return true;
+}
+
 static const struct ktype kinode_type = {
 	.name = "inode", .limit = KEVENT_LIMIT_MARKS, .always_queue = true,
+	.merge = inode_merge,
 };
 static const struct ktype ktimer_type = {
 	.name = "timer", .limit = KEVENT_LIMIT_TIMERS, .always_queue = true,

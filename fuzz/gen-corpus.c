@@ -897,6 +897,47 @@ static void seed_rev4(void)
 	emit("rev4");
 }
 
+/*
+ * D68: inode kevents of a revision-4 queue OR what comes while pending,
+ * ready or held by DISPATCH (D65), a BROKEN report too; revision 3 keeps
+ * the latest (A9).  The test origin reports what FIRE says, any bit.
+ */
+static void seed_rev4_inode(void)
+{
+	struct ent e[2];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 5, .type = KEVENT_INODE, .ev = 0xff, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 6, .type = KEVENT_INODE, .ev = 0xff, .c0 = 2, .g = { 1 } };
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	open_q(1, 0, 0);
+	setabi(0, 4, 0, 0, 0, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	poke(0, 2, e);
+	ctl(0, KEVENT_CTL_ADD, 2, 0);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);			/* id 5 on both queues */
+	fire(5, 0, KEVENT_INODE_WRITE);
+	fire(5, 0, KEVENT_INODE_ATTRIB);
+	fire(5, 0, KEVENT_INODE_CREATE);
+	get(0, 0, 4, 400);				/* 0x15 */
+	get(1, 0, 4, 400);				/* 0x1: the latest */
+	fire(6, 0, KEVENT_INODE_WRITE);
+	get(0, 0, 4, 400);				/* 0x4, disarmed */
+	fire(6, 0, KEVENT_INODE_EXTEND);
+	fire(6, 0, KEVENT_INODE_LINK);			/* held: 0x28 */
+	get(0, 0, 4, 400);				/* nothing */
+	ctl(0, KEVENT_CTL_MODIFY, 1, UKSZ);		/* re-armed: 0x28 */
+	get(0, 0, 4, 400);
+	fire(5, 0, KEVENT_INODE_RENAME);
+	brk(5, 2);					/* BROKEN, 0x40 and -ENOENT */
+	get(0, 0, 4, 400);
+	get(1, 0, 4, 400);				/* BROKEN, 0 and -ENOENT */
+	close_q(0);
+	close_q(1);
+	emit("rev4-inode");
+}
+
 /* Raw bytes into the arena (RAW). */
 static void raw_bytes(unsigned int off, unsigned int len, const unsigned char *bytes)
 {
@@ -1395,6 +1436,7 @@ int main(int argc, char **argv)
 	seed_rev3();
 	seed_rev3_timers();
 	seed_rev4();
+	seed_rev4_inode();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -241,8 +241,9 @@ static void map_entry(struct ukevent *uk)
 		uk->event &= uk->type == KEVENT_POLL ? POLL_READ_BITS : KEVENT_SOCKET_RECV;
 		break;
 	case KEVENT_INODE:
+		/* D68: WRITE comes with every entry event (files only: no LINK) */
 		uk->id.raw[0] = (__u32)ino.dirfd;
-		uk->event &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+		uk->event &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE | KEVENT_INODE_WRITE;
 		break;
 	default:
 		/*
@@ -357,7 +358,8 @@ static __u32 fire_bits(void *ctx, const struct ukevent *uk)
 		return 0;	/* timers and user events hear no source */
 	if (uk->type == KEVENT_INODE || fire_src < 0)
 		return uk->type == KEVENT_INODE && fire_src < 0 &&
-		       uk->id.raw[0] == (__u32)ino.dirfd ? uk->event & ino.bit : 0;
+		       uk->id.raw[0] == (__u32)ino.dirfd ?
+		       uk->event & (ino.bit | KEVENT_INODE_WRITE) : 0;	/* D68 */
 	if (src_of_fd(uk->id.raw[0]) != fire_src)
 		return 0;
 	if (uk->type == KEVENT_POLL &&

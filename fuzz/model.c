@@ -32,7 +32,7 @@
 		 M_RULE(MR_ENOSYS))					/* D40-D57 */
 #define M_REV3	(M_RULE(MR_POSIX_TIMER) | M_RULE(MR_EXT) | M_RULE(MR_QUERY) | \
 		 M_RULE(MR_USER) | M_RULE(MR_TYPE_KEY))			/* D58-D64 */
-#define M_REV4	(M_RULE(MR_DISPATCH))					/* D65, D66 */
+#define M_REV4	(M_RULE(MR_DISPATCH) | M_RULE(MR_INODE_NOTES))		/* D65, D66, D68 */
 
 static const unsigned int m_rows[M_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13 (D40) */
@@ -314,11 +314,28 @@ static void push(struct model *m, struct mq *q, struct mkev *k)
  * already ready merges (A9); a disarmed one keeps it, merged alike, until
  * MODIFY (D65).  Returns 1 when the origin must stop.
  */
+/*
+ * D68: an inode kevent of a revision-4 queue reports every bit since its
+ * last delivery: a result pending (ready or held) is ORed in, and its
+ * ret_data[1] (D36's -EOVERFLOW) stays while the new one has none.
+ * Below revision 4 (and for every other type): the latest result, A9.
+ */
+static void m4_inode_merge(const struct mq *q, const struct mkev *k, __u32 *d0, __u32 *d1)
+{
+	if (k->uk.type != KEVENT_INODE || !m_rule(q, MR_INODE_NOTES) || !(k->ready || k->held))
+		return;
+	*d0 |= k->rdata[0];
+	if (!*d1)
+		*d1 = k->rdata[1];
+}
+
 static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 		   __u32 d0, __u32 d1)
 {
 	bool broken = rflags & KEVENT_RET_BROKEN;
 	bool stop = broken || (k->uk.req_flags & KEVENT_REQ_ONESHOT);
+
+	m4_inode_merge(q, k, &d0, &d1);
 
 	k->rflags = KEVENT_RET_DONE | (broken ? KEVENT_RET_BROKEN : 0);
 	k->rdata[0] = d0;
@@ -386,6 +403,9 @@ unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct 
 			struct mkev *k = ml_entry(p, struct mkev, reg);
 			__u32 b = k->ostop ? 0 : bits(ctx, &k->uk);
 
+			/* D68: below revision 4 an inode kevent's notes are unknown bits */
+			if (k->uk.type == KEVENT_INODE && !m_rule(q, MR_INODE_NOTES))
+				b &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
 			if (!b)
 				continue;
 			fired++;

@@ -62,6 +62,7 @@ enum m_rule {
 	MR_USER,		/* D62: type 9 */
 	MR_TYPE_KEY,		/* D63 */
 	MR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
+	MR_INODE_NOTES,		/* D68: KEVENT_INODE's notes, ORed while pending */
 	MR_NR
 };
 

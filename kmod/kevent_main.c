@@ -417,6 +417,31 @@ bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
 }
 
 /*
+ * D68: a report that adds to the one pending (ready, or held by D65) rather
+ * than replacing it: an inode kevent of a queue with the notes reports
+ * every bit since its last delivery.  A pending ret_data[1] stays when the
+ * new report has none.
+ */
+bool kevent_fire_merged(struct kevent *k, u32 ret_flags, u32 data0, u32 data1)
+{
+	struct kevent_queue *q = k->q;
+	unsigned long irqflags;
+	bool stop, wake;
+
+	spin_lock_irqsave(&q->ready_lock, irqflags);
+	if (k->flags & (KEV_READY | KEV_HELD)) {
+		data0 |= k->uk.ret_data[0];
+		if (!data1)
+			data1 = k->uk.ret_data[1];
+	}
+	stop = kq_fire_locked(k, ret_flags, data0, data1, &wake);
+	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	if (wake)
+		kq_wake_poll(q);
+	return stop;
+}
+
+/*
  * D58: grid points first_idx .. first_idx + n - 1 passed; each is counted
  * once, whether this callback or a dequeue's clock reading sees it first.
  * The delivered count is built at the dequeue (the origin's deliver).

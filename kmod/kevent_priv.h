@@ -180,6 +180,7 @@ extern const struct file_operations kevent_fops;
  * the origin must stop reporting k (ONESHOT or BROKEN).
  */
 bool kevent_fire(struct kevent *k, u32 ret_flags, u32 data0, u32 data1);
+bool kevent_fire_merged(struct kevent *k, u32 ret_flags, u32 data0, u32 data1);
 
 /*
  * The POSIX timer's callback: grid points first_idx .. first_idx + n - 1

@@ -553,6 +553,11 @@ static bool is_vnode(struct kq *kq, int fd, const struct stat *st)
 	}
 }
 
+/*
+ * Revision 4: the device's inode kevent, where it takes the file (a regular
+ * file or directory open for reading, abi.md B8); anything it refuses (a
+ * FIFO, an O_PATH or write-only fd, a cap) and lower revisions: inotify.
+ */
 static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *kev)
 {
 	char path[64];
@@ -563,6 +568,14 @@ static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *ke
 		return -EBADF;
 	if (!is_vnode(kq, fd, &st))
 		return -EINVAL;
+	kn->vnode_dir = S_ISDIR(st.st_mode);
+	if (kq->dev_vnode && kqf_dev_vnode_add(kq, kn) == 0) {
+		kn->kind = K_VNODE;
+		kn->st_dev = st.st_dev;
+		kn->st_ino = st.st_ino;
+		kn->nlink = st.st_nlink;
+		return 0;
+	}
 	r = ensure_inotify(kq);
 	if (r < 0)
 		return r;
@@ -576,6 +589,33 @@ static int attach_vnode(struct kq *kq, struct knote *kn, const struct kevent *ke
 	kn->size = st.st_size;
 	kn->nlink = st.st_nlink;
 	return 0;
+}
+
+/*
+ * D68's notes of a device report as the knote's fflags.  A report ORs the
+ * events since the last one; FreeBSD adds an event's whole hint when one
+ * bit of it is asked (filt_vnode), so each hint is added as a group: a
+ * write's NOTE_WRITE|NOTE_EXTEND, a subdirectory's NOTE_WRITE|NOTE_LINK.
+ */
+unsigned int kqf_vnode_fflags(const struct knote *kn, unsigned int notes)
+{
+	static const struct { unsigned int dev, note; } map[] = {
+		{ KEVENT_INODE_WRITE, NOTE_WRITE }, { KEVENT_INODE_EXTEND, NOTE_EXTEND },
+		{ KEVENT_INODE_ATTRIB, NOTE_ATTRIB }, { KEVENT_INODE_LINK, NOTE_LINK },
+		{ KEVENT_INODE_RENAME, NOTE_RENAME }, { KEVENT_INODE_DELETE, NOTE_DELETE },
+	};
+	const unsigned int write = NOTE_WRITE | NOTE_EXTEND | (kn->vnode_dir ? NOTE_LINK : 0);
+	const unsigned int groups[] = { write, NOTE_ATTRIB, NOTE_LINK & ~write, NOTE_RENAME,
+					NOTE_DELETE };
+	unsigned int hint = 0, out = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (notes & map[i].dev)
+			hint |= map[i].note;
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (hint & groups[i] & kn->sfflags)
+			out |= hint & groups[i];
+	return out;
 }
 
 /* What one inotify event means for the knote watching that inode. */

@@ -13,6 +13,7 @@ void kqf_fd_sync(struct kq *kq, struct knote *kn);
 void kqf_dev_remove(struct kq *kq, const struct knote *kn);
 int kqf_dev_user_add(struct kq *kq, struct knote *kn);
 int kqf_dev_user_ready(struct kq *kq, struct knote *kn);
+int kqf_dev_vnode_add(struct kq *kq, struct knote *kn);
 struct kevent_timer_spec;
 int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct kevent_timer_spec *ts);
 int kqf_arm(struct kq *kq, struct knote *kn);
@@ -40,6 +41,7 @@ bool kqf_is_stale(const struct knote *kn);
 void kqf_filter_enable(struct kq *kq, struct knote *kn);
 int kqf_user_touch(struct kq *kq, struct knote *kn, const struct kevent *kev);
 void kqf_vnode_read(struct kq *kq);
+unsigned int kqf_vnode_fflags(const struct knote *kn, unsigned int notes);
 void kqf_signal_forget(void);
 
 /* registry.c: kqueue descriptors, close() interposition, fork */

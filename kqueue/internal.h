@@ -24,7 +24,8 @@ enum kind {
 			/* woken through the wake eventfd */
 	K_SIGNAL,	/* the library's signalfd, read by a helper thread */
 	K_PROC,		/* pidfd watched by a poll kevent */
-	K_VNODE,	/* the library's inotify fd watched by a poll kevent */
+	K_VNODE,	/* revision 4: a KEVENT_INODE kevent with the notes (D68); */
+			/* else the library's inotify fd watched by a poll kevent */
 	K_KQUEUE,	/* another kqueue's fd: no backend polls one, the library does */
 };
 
@@ -39,6 +40,8 @@ struct knote {
 	bool dev_broken;	/* the device refused or broke it: re-checked only */
 	bool dev_user;		/* EVFILT_USER on a KEVENT_USER kevent (revision 3) */
 	bool dev_timer;		/* EVFILT_TIMER on a KEVENT_POSIX_TIMER kevent (revision 3) */
+	bool dev_vnode;		/* EVFILT_VNODE on a KEVENT_INODE kevent (revision 4) */
+	bool vnode_dir;		/* vnode: a directory (a subdirectory's LINK is its WRITE's) */
 	unsigned int dev_req;	/* K_FD, revision >= 2: the poll kevent's req_flags */
 	uint64_t dev_gen;	/* K_FD: kq->gen when the device last reported it */
 	unsigned int dev_revents; /* K_FD: the device's result then (ret_data[0]) */
@@ -76,6 +79,7 @@ struct kq {
 	bool dev_user;		/* the queue serves KEVENT_USER: EVFILT_USER goes there */
 	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
 	bool dev_level;		/* revision >= 2: LEVEL, ALWAYS_QUEUE, POLLRDHUP on poll kevents */
+	bool dev_vnode;		/* revision >= 4 with INODE: EVFILT_VNODE goes there (D68) */
 	uint64_t gen;		/* kevent() calls that collected: tells a fresh device report */
 	int refs;		/* registry + running kevent() calls (reg_lock) */
 	bool closed;

@@ -10,6 +10,8 @@
  * eventfd) is a poll kevent whose cookie is the knote's serial, and on a
  * revision-3 queue each EVFILT_USER knote is a KEVENT_USER kevent and each
  * EVFILT_TIMER one a KEVENT_POSIX_TIMER (but for periods under 100 us); on a
+ * revision-4 queue each EVFILT_VNODE on a file the device takes is a
+ * KEVENT_INODE kevent asking every note (D68, no inotify); on a
  * revision-2 queue a pipe's or socket's poll kevent is ALWAYS_QUEUE, LEVEL
  * for a level knote, POLLRDHUP for a socket's EVFILT_READ.  What the queue's
  * revision cannot carry (level triggering below 2, and for EV_CLEAR,
@@ -321,12 +323,41 @@ int kqf_dev_user_ready(struct kq *kq, struct knote *kn)
 	return r == 1 ? 0 : -EIO;
 }
 
+/*
+ * Revision 4: kn's EVFILT_VNODE as a KEVENT_INODE kevent on its fd asking
+ * every note (D68); the library keeps the knote's own fflags.  0 or a
+ * negative errno (the device refuses what it cannot watch: B8).
+ */
+static void uk_fill_vnode(struct ukevent *uk, const struct knote *kn)
+{
+	uk_fill(uk, (int)kn->kev.ident, KEVENT_INODE_NOTES, kn->serial);
+	uk->type = KEVENT_INODE;
+}
+
+int kqf_dev_vnode_add(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+	int r;
+
+	uk_fill_vnode(&uk, kn);
+	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
+	if (r < 0)
+		return -errno;
+	if (r > 0)	/* answered: refused (an inode kevent is never ready at ADD) */
+		return uk_refusal(&uk);
+	kn->dev_on = true;
+	kn->dev_vnode = true;
+	return 0;
+}
+
 void kqf_dev_remove(struct kq *kq, const struct knote *kn)
 {
 	struct ukevent uk;
 
 	if (kn->dev_user)
 		uk_fill_user(&uk, kn);
+	else if (kn->dev_vnode)
+		uk_fill_vnode(&uk, kn);
 	else if (kn->dev_timer)
 		uk_fill_kn(&uk, kn, KEVENT_POSIX_TIMER);
 	else
@@ -687,6 +718,14 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		kn = by_serial(kq, serial);
 		if (!kn)
 			continue;	/* deleted meanwhile: its cookie is never reused */
+		if (kn->dev_vnode && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
+			/* D68's notes since the last report: only asked ones wake it */
+			unsigned int f = kqf_vnode_fflags(kn, uk[i].ret_data[0]);
+
+			if (!f)
+				continue;
+			kn->fflags |= f;
+		}
 		if (kn->dev_timer && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
 			/* grid points since its last delivery (D58) */
 			uint64_t c = kn->count + uk[i].ret_data[0];
@@ -1017,6 +1056,8 @@ static int choose_revision(struct kq *kq)
 	if (kevent_info(kq->fd, &info) == 0) {
 		kq->dev_user = info.features & KEVENT_FEAT_USER;
 		kq->dev_timer = info.features & KEVENT_FEAT_POSIX_TIMER;
+		/* D68: the inode notes come with revision 4, where INODE is served */
+		kq->dev_vnode = rev >= 4 && (info.supported_types & (1u << KEVENT_INODE));
 	}
 	kq->dev_level = rev >= 2;	/* D42, D43, D52: revision 2 and later */
 	return 0;

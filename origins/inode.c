@@ -7,6 +7,12 @@
  *   ret_data[0] = the bit that fired (& event).
  * The watched object itself removed: BROKEN, ret_data[0] = REMOVE & event,
  * ret_data[1] = -ENOENT, and the kevent leaves the origin.
+ * On a queue with the notes (revision 4, abi.md D68) also WRITE, EXTEND,
+ * ATTRIB, LINK, RENAME and DELETE (kqueue's EVFILT_VNODE): the size and
+ * the link count are looked up by handle when the event is read, and
+ * compared with the object's last ones; DELETE asked turns the removal
+ * into an ordinary report (the kevent stays registered, hears no more).
+ * The core ORs what comes while the kevent is ready (types.c).
  *
  * Backends (B7: one instance of each for the whole process):
  *  - fanotify, FAN_REPORT_DFID_NAME | FAN_REPORT_FID: events name objects by
@@ -46,6 +52,11 @@
 #define KI_FAN_FILE	(FAN_DELETE_SELF | FAN_ATTRIB)
 #define KI_IN_MASK	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 			 IN_DELETE_SELF | IN_ATTRIB)
+/* D68: what the notes add to an object's mark (the first such kevent widens it). */
+#define KI_FAN_NOTES	(FAN_MODIFY | FAN_MOVE_SELF)
+#define KI_IN_NOTES	(IN_MODIFY | IN_MOVE_SELF)
+/* What a kevent below revision 4 can report (D68: the notes are unknown bits there). */
+#define KI_OLD_BITS	(KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE)
 
 struct kinode_fh {
 	__u64 fsid;
@@ -63,6 +74,9 @@ struct kinode_obj {
 	int dead;			/* removed: no longer in the hash */
 	int wd_gone;			/* inotify sent IN_IGNORED */
 	int has_fh;			/* fh is valid (the filesystem has handles) */
+	int notes;			/* the mark has the notes' bits (D68) */
+	off_t size;			/* the size seen last (D68 EXTEND) */
+	nlink_t nlink;			/* the link count seen last (D68 LINK) */
 	unsigned int refs;		/* watches */
 	struct kinode_fh fh;
 };
@@ -72,6 +86,7 @@ struct kinode_watch {
 	struct kinode_obj *obj;
 	struct kinode_watch *next;
 	__u32 event;
+	int notes;			/* its queue has the notes (D68) */
 	int stopped;
 };
 
@@ -235,63 +250,154 @@ static int kinode_reopen(const struct kinode_obj *o)
 	return fd < 0 ? -errno : fd;
 }
 
-static int kinode_is_removed(const struct kinode_obj *o)
+/* The object's stat, looked up by its handle: 0, or -errno (-ESTALE: gone). */
+static int kinode_stat(const struct kinode_obj *o, struct stat *st)
 {
-	struct stat st;
-	int fd, gone;
+	int fd, err;
 
 	if (!o->has_fh)
-		return 0;	/* no handle: wait for DELETE_SELF */
+		return -EOPNOTSUPP;	/* no handle: wait for DELETE_SELF */
 	fd = kinode_reopen(o);
-	if (fd == -ESTALE || fd == -ENOENT)
-		return 1;
 	if (fd < 0)
-		return 0;	/* cannot tell: wait for DELETE_SELF */
-	gone = fstat(fd, &st) == 0 && st.st_nlink == 0;
+		return fd;
+	err = fstat(fd, st) < 0 ? -errno : 0;
 	close(fd);	/* an O_PATH fd: its close never waits */
-	return gone;
+	return err;
+}
+
+/* What a lookup says: removed (ESTALE, ENOENT, no link left); else cannot tell or alive. */
+static int kinode_gone(int err, const struct stat *st)
+{
+	return err == -ESTALE || err == -ENOENT || (!err && st->st_nlink == 0);
 }
 
 /* ---- firing ---- */
 
-static void kinode_fire_all(struct kinode_obj *o, __u32 bit, int broken)
+/* The bits of bits w reports: event's, and the notes only on a queue with them (D68). */
+static __u32 kinode_bits(const struct kinode_watch *w, __u32 bits)
+{
+	return w->event & bits & (w->notes ? KI_OLD_BITS | KEVENT_INODE_NOTES : KI_OLD_BITS);
+}
+
+static void kinode_fire(struct kinode_watch *w, const struct korigin_result *res)
+{
+	if (korigin_fire(w->k, res) == 1)
+		w->stopped = 1;
+}
+
+static void kinode_fire_all(struct kinode_obj *o, __u32 bits)
 {
 	struct kinode_watch *w;
 
 	for (w = o->watches; w; w = w->next) {
-		struct korigin_result res = { 0 };
+		struct korigin_result res = { .ret_data = { kinode_bits(w, bits), 0 } };
 
-		if (w->stopped || (!broken && !(w->event & bit)))
-			continue;
-		res.ret_data[0] = w->event & bit;
-		if (broken) {
-			res.ret_flags = KEVENT_RET_BROKEN;
-			res.ret_data[1] = (__u32)-ENOENT;
-		}
-		if (korigin_fire(w->k, &res) == 1)
-			w->stopped = 1;
+		if (!w->stopped && res.ret_data[0])
+			kinode_fire(w, &res);
 	}
+}
+
+/*
+ * The object itself is gone (with notes, the event's others: D68).  A
+ * kevent that asked DELETE on a queue with the notes reports it as any
+ * note and then hears no more; any other turns BROKEN with REMOVE & event
+ * and -ENOENT (take13's hook had no such report; revisions 1 to 3).
+ */
+static void kinode_gone_with(struct kinode_obj *o, __u32 notes)
+{
+	struct kinode_watch *w;
+
+	if (o->dead)
+		return;
+	for (w = o->watches; w; w = w->next) {
+		struct korigin_result res = {
+			.ret_flags = KEVENT_RET_BROKEN,
+			.ret_data = { w->event & KEVENT_INODE_REMOVE, (__u32)-ENOENT },
+		};
+
+		if (w->stopped)
+			continue;
+		if (kinode_bits(w, KEVENT_INODE_DELETE))
+			res = (struct korigin_result){
+				.ret_data = { kinode_bits(w, KEVENT_INODE_DELETE | notes), 0 },
+			};
+		kinode_fire(w, &res);
+		w->stopped = 1;
+	}
+	kinode_hash_del(o);
 }
 
 static void kinode_removed(struct kinode_obj *o)
 {
-	if (o->dead)
-		return;
-	kinode_fire_all(o, KEVENT_INODE_REMOVE, 1);
-	kinode_hash_del(o);
+	kinode_gone_with(o, 0);
 }
 
-static void kinode_self_event(struct kinode_obj *o, int certain)
+/* An entry of the directory o came (CREATE) or went (REMOVE); D68: WRITE, LINK for a dir. */
+static void kinode_entry(struct kinode_obj *o, __u32 bit, int is_dir)
 {
-	if (certain || kinode_is_removed(o))
-		kinode_removed(o);
+	kinode_fire_all(o, bit | KEVENT_INODE_WRITE | (is_dir ? KEVENT_INODE_LINK : 0));
+}
+
+/* D68: o's contents were written; EXTEND when its size is above the last one seen. */
+static __u32 kinode_written(struct kinode_obj *o)
+{
+	__u32 bits = KEVENT_INODE_WRITE;
+	struct stat st;
+
+	if (kinode_stat(o, &st) == 0) {
+		if (st.st_size > o->size)
+			bits |= KEVENT_INODE_EXTEND;
+		o->size = st.st_size;
+	}
+	return bits;
+}
+
+/*
+ * o's attributes changed (unlink sends this too): D68's LINK when a file's
+ * link count moved, else ATTRIB; 0 when o is removed (*gone).  A
+ * directory's count moves with its subdirectories, reported by their entry
+ * events (kinode_entry), so there it is never LINK.  Without a lookup (no
+ * handle) the link count is unknown: ATTRIB.
+ */
+static __u32 kinode_attrib(struct kinode_obj *o, int *gone)
+{
+	struct stat st;
+	int err = kinode_stat(o, &st);
+
+	*gone = kinode_gone(err, &st);
+	if (*gone || err)
+		return *gone ? 0 : KEVENT_INODE_ATTRIB;
+	if (st.st_nlink != o->nlink && !S_ISDIR(st.st_mode)) {
+		o->nlink = st.st_nlink;
+		return KEVENT_INODE_LINK;
+	}
+	return KEVENT_INODE_ATTRIB;
+}
+
+/*
+ * One kernel event on o itself (the kernel merges a write and a chmod
+ * still queued into one): one report of all its notes, so no dequeue
+ * between two fires can take half of it; removed: the removal, with them.
+ */
+static void kinode_self(struct kinode_obj *o, int modify, int attrib, int moved, int deleted)
+{
+	__u32 bits = (modify ? kinode_written(o) : 0) | (moved ? KEVENT_INODE_RENAME : 0);
+	int gone = deleted;
+
+	if (attrib)
+		bits |= kinode_attrib(o, &gone);
+	if (gone || deleted)
+		kinode_gone_with(o, bits);
+	else if (bits)
+		kinode_fire_all(o, bits);
 }
 
 /*
  * The group's queue overflowed (IN_Q_OVERFLOW, FAN_Q_OVERFLOW): events were
  * dropped, and any watched object of that backend may have missed one.  So
  * nothing is lost silently, every kevent on such an object fires: with
- * ret_data[0] = event & (CREATE | REMOVE) and ret_data[1] = -EOVERFLOW
+ * ret_data[0] = event & (CREATE | REMOVE), and on a queue with the notes
+ * every note but DELETE (D68), and ret_data[1] = -EOVERFLOW
  * ("may have happened: look"), or BROKEN/-ENOENT as usual when the object
  * turns out to be removed (its attribute event may be the one dropped).
  * Cost: one pass over the objects (and a handle lookup each) per overflow.
@@ -300,19 +406,25 @@ static void kinode_self_event(struct kinode_obj *o, int certain)
  */
 static __u64 kinode_overflow_obj(struct kinode_obj *o)
 {
-	const __u32 bits = KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
 	struct kinode_watch *w;
+	struct stat st;
 	__u64 fired = 0;
+	int err = kinode_stat(o, &st);
 
-	if (kinode_is_removed(o)) {
+	if (kinode_gone(err, &st)) {
 		for (w = o->watches; w; w = w->next)
 			fired += !w->stopped;
 		kinode_removed(o);
 		return fired;
 	}
+	if (!err) {		/* D68: the next EXTEND and LINK compare with now */
+		o->size = st.st_size;
+		o->nlink = st.st_nlink;
+	}
 	for (w = o->watches; w; w = w->next) {
+		/* D68: every note may have happened, but DELETE: the lookup decided that */
 		struct korigin_result res = {
-			.ret_data = { w->event & bits, (__u32)-EOVERFLOW },
+			.ret_data = { kinode_bits(w, ~(__u32)KEVENT_INODE_DELETE), (__u32)-EOVERFLOW },
 		};
 
 		if (w->stopped)
@@ -387,15 +499,16 @@ static void kinode_inotify_event(const struct inotify_event *ev)
 	if (!o)
 		return;
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
-		kinode_fire_all(o, KEVENT_INODE_CREATE, 0);
+		kinode_entry(o, KEVENT_INODE_CREATE, !!(ev->mask & IN_ISDIR));
 	if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
-		kinode_fire_all(o, KEVENT_INODE_REMOVE, 0);
-	if (ev->mask & IN_ATTRIB)
-		kinode_self_event(o, 0);
+		kinode_entry(o, KEVENT_INODE_REMOVE, !!(ev->mask & IN_ISDIR));
 	if (ev->mask & IN_IGNORED)
 		o->wd_gone = 1;
-	if (ev->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT))
-		kinode_self_event(o, 1);
+	/* A named event of a directory watch is about an entry, not the directory. */
+	if (!ev->len)
+		kinode_self(o, !!(ev->mask & IN_MODIFY), !!(ev->mask & IN_ATTRIB),
+			    !!(ev->mask & IN_MOVE_SELF),
+			    !!(ev->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT)));
 }
 
 void kinode_handle_inotify(void)
@@ -478,13 +591,12 @@ static void kinode_fanotify_record(const struct kinode_rec *r, __u64 mask)
 	if (!(o = kinode_find_fh(&r->fh)))
 		return;
 	if (!self && (mask & (FAN_CREATE | FAN_MOVED_TO)))
-		kinode_fire_all(o, KEVENT_INODE_CREATE, 0);
+		kinode_entry(o, KEVENT_INODE_CREATE, !!(mask & FAN_ONDIR));
 	if (!self && (mask & (FAN_DELETE | FAN_MOVED_FROM)))
-		kinode_fire_all(o, KEVENT_INODE_REMOVE, 0);
-	if (self && (mask & FAN_ATTRIB))
-		kinode_self_event(o, 0);
-	if (self && (mask & FAN_DELETE_SELF))
-		kinode_self_event(o, 1);
+		kinode_entry(o, KEVENT_INODE_REMOVE, !!(mask & FAN_ONDIR));
+	if (self)
+		kinode_self(o, !!(mask & FAN_MODIFY), !!(mask & FAN_ATTRIB),
+			    !!(mask & FAN_MOVE_SELF), !!(mask & FAN_DELETE_SELF));
 }
 
 /* ev: the event's first byte in the read buffer; md: its metadata, copied. */
@@ -537,28 +649,56 @@ static int kinode_inotify_open(void)
 	return kreactor_add(ki.in_fd, EPOLLIN, KR_DATA(KR_TAG_INOTIFY, 0));
 }
 
-static int kinode_mark_inotify(int dup, struct kinode_obj *o)
+/*
+ * IN_MASK_ADD: an inode already watched keeps its mask and gains this
+ * one, so a kevent below revision 4 never narrows the notes' (D68).
+ */
+static int kinode_mark_inotify(int dup, int is_dir, int notes, struct kinode_obj *o)
 {
+	/* a directory's IN_MODIFY is about its entries' contents: not asked */
+	__u32 mask = KI_IN_MASK | (notes ? KI_IN_NOTES & ~(is_dir ? IN_MODIFY : 0u) : 0);
 	char path[64];
 	int err = kinode_inotify_open();
 
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dup);
-	o->wd = inotify_add_watch(ki.in_fd, path, KI_IN_MASK);
+	o->wd = inotify_add_watch(ki.in_fd, path, mask | IN_MASK_ADD);
 	if (o->wd < 0)
 		return -errno;
 	o->backend = KORIGINS_INODE_INOTIFY;
 	return 0;
 }
 
-static int kinode_mark_fanotify(int dup, int is_dir, struct kinode_obj *o)
+static int kinode_mark_fanotify(int dup, int is_dir, int notes, struct kinode_obj *o)
 {
-	__u64 mask = is_dir ? KI_FAN_DIR : KI_FAN_FILE;
+	__u64 mask = (is_dir ? KI_FAN_DIR : KI_FAN_FILE) | (notes ? KI_FAN_NOTES : 0);
 
 	if (fanotify_mark(ki.fan_fd, FAN_MARK_ADD, mask, dup, NULL) < 0)
 		return -errno;
 	o->backend = KORIGINS_INODE_FANOTIFY;
+	return 0;
+}
+
+/*
+ * D68: the first kevent with the notes on an object widens its mark and
+ * starts the size it compares with from now (the link count is kept by
+ * every ATTRIB already).  Marks only grow: the kernel merges them.
+ */
+static int kinode_widen(struct kinode_obj *o, int dup, int is_dir, const struct stat *st)
+{
+	int err;
+
+	if (o->notes)
+		return 0;
+	if (o->backend == KORIGINS_INODE_INOTIFY)
+		err = kinode_mark_inotify(dup, is_dir, 1, o);
+	else
+		err = kinode_mark_fanotify(dup, is_dir, 1, o);
+	if (err)
+		return err;
+	o->notes = 1;
+	o->size = st->st_size;
 	return 0;
 }
 
@@ -583,14 +723,22 @@ static int kinode_take_fh(int dup, struct kinode_obj *o)
 	return 0;
 }
 
-/* The object for dup, shared by every kevent on the same inode. */
-static int kinode_get_obj(int dup, int is_dir, struct kinode_obj **ret)
+/*
+ * The object for dup, shared by every kevent on the same inode; notes: the
+ * new kevent's queue has them (D68), so the mark must carry their bits.
+ */
+static int kinode_get_obj(int dup, int is_dir, int notes, struct kinode_obj **ret)
 {
 	struct kinode_obj *o = calloc(1, sizeof(*o)), *old = NULL;
+	struct stat st;
 	int err;
 
 	if (!o)
 		return -ENOMEM;
+	if (fstat(dup, &st) < 0) {	/* dup was classified: a local file or directory */
+		free(o);
+		return -errno;
+	}
 	o->wd = -1;
 	o->has_fh = kinode_take_fh(dup, o) == 0;
 	err = -EOPNOTSUPP;	/* fanotify needs a handle, so does FANOTIFY mode */
@@ -598,10 +746,10 @@ static int kinode_get_obj(int dup, int is_dir, struct kinode_obj **ret)
 		old = kinode_find_fh(&o->fh);
 		if (old)
 			goto reuse;
-		err = kinode_mark_fanotify(dup, is_dir, o);
+		err = kinode_mark_fanotify(dup, is_dir, notes, o);
 	}
 	if (err && ki.mode != KORIGINS_INODE_FANOTIFY) {
-		err = kinode_mark_inotify(dup, o);
+		err = kinode_mark_inotify(dup, is_dir, notes, o);
 		old = err ? NULL : kinode_find_wd(o->wd);
 		if (old)
 			goto reuse;
@@ -610,13 +758,17 @@ static int kinode_get_obj(int dup, int is_dir, struct kinode_obj **ret)
 		free(o);
 		return err;
 	}
+	o->notes = notes;
+	o->size = st.st_size;
+	o->nlink = st.st_nlink;
 	kinode_hash_add(o);
 	*ret = o;
 	return 0;
 reuse:
 	free(o);
+	err = notes ? kinode_widen(old, dup, is_dir, &st) : 0;
 	*ret = old;
-	return 0;
+	return err;
 }
 
 static void kinode_unmark(struct kinode_obj *o)
@@ -631,7 +783,7 @@ static void kinode_unmark(struct kinode_obj *o)
 	fd = kinode_reopen(o);
 	if (fd < 0)
 		return;	/* gone: the kernel dropped the mark with the inode */
-	fanotify_mark(ki.fan_fd, FAN_MARK_REMOVE, KI_FAN_DIR, fd, NULL);
+	fanotify_mark(ki.fan_fd, FAN_MARK_REMOVE, KI_FAN_DIR | KI_FAN_NOTES, fd, NULL);
 	close(fd);
 }
 
@@ -671,9 +823,11 @@ static int kinode_attach(struct kitem *k, const struct kcaller *caller,
 	if (!err && !w)
 		err = -ENOMEM;
 	if (!err) {
-		*w = (struct kinode_watch){ .k = k, .event = uk->event };
+		*w = (struct kinode_watch){ .k = k, .event = uk->event,
+					    .notes = korigin_inode_notes(k) };
 		pthread_mutex_lock(&korigins_lock);
-		err = kreactor_running() ? kinode_get_obj(dup, info.kind == KFD_DIRECTORY, &w->obj)
+		err = kreactor_running() ? kinode_get_obj(dup, info.kind == KFD_DIRECTORY,
+							  w->notes, &w->obj)
 					 : -ENODEV;
 		if (!err) {
 			w->next = w->obj->watches;

@@ -857,6 +857,37 @@ KQT(vnode, directory_entry_is_note_write)
 	rmdir(dir);
 }
 
+/* FreeBSD's mkdir: the parent's NOTE_WRITE|NOTE_LINK, one hint. */
+KQT(vnode, subdirectory_is_note_write_and_link)
+{
+	char dir[] = "/tmp/kqt-dir-XXXXXX", sub[64];
+	int kq = kqt_kqueue(), fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_LINK, 0, NULL);
+	snprintf(sub, sizeof(sub), "%s/s", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	cr_assert_eq(kqt_get(kq, "subdirectory created").fflags, NOTE_WRITE | NOTE_LINK);
+	cr_assert_eq(rmdir(sub), 0);
+	cr_assert_eq(kqt_get(kq, "subdirectory removed").fflags, NOTE_WRITE | NOTE_LINK);
+	close(fd);
+	rmdir(dir);
+}
+
+/* NOTE_DELETE is an ordinary note: the knote stays until EV_DELETE. */
+KQT(vnode, note_delete_keeps_the_knote)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_DELETE, 0, NULL);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(kqt_get(kq, "unlink").fflags, NOTE_DELETE);
+	kqt_quiet(kq, 50, "nothing more");
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_DELETE, 0, 0, NULL);
+}
+
 KQT(vnode, unasked_notes_are_filtered)
 {
 	char path[64];

@@ -34,6 +34,11 @@ unsigned int korigin_revision(const struct kitem *k)
 	return k->revision ? k->revision : 1;
 }
 
+int korigin_inode_notes(const struct kitem *k)
+{
+	return korigin_revision(k) >= 4;	/* D68 */
+}
+
 int korigin_always_queue(const struct kitem *k)
 {
 	return korigin_revision(k) >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
@@ -130,11 +135,18 @@ void rec_teardown(void)
 int rec_add(struct kitem *k, const struct ukevent *uk, const struct kcaller *c,
 	    struct korigin_result *res)
 {
+	return rec_add_rev(k, 0, uk, c, res);
+}
+
+int rec_add_rev(struct kitem *k, unsigned int revision, const struct ukevent *uk,
+		const struct kcaller *c, struct korigin_result *res)
+{
 	const struct korigin_ops *ops = rec_ops(uk->type);
 	int ret;
 
 	memset(k, 0, sizeof(*k));
 	k->uk = *uk;
+	k->revision = revision;
 	memset(res, 0, sizeof(*res));
 	if (!ops)
 		return -EINVAL;	/* what the core answers for NAIO/AIO */

@@ -264,6 +264,113 @@ static void shared_mark(void)
 	close(d2);
 }
 
+static int add_rev4(struct kitem *k, int fd, __u32 event)
+{
+	struct ukevent uk = {
+		.id.raw = { (__u32)fd, 0 },
+		.type = KEVENT_INODE,
+		.event = event,
+	};
+	struct kcaller self = rec_self();
+	struct korigin_result res;
+
+	return rec_add_rev(k, 4, &uk, &self, &res);
+}
+
+/* The next report of k, asserted: ret_flags 0, ret_data {want, 0}. */
+static void next_note(struct kitem *k, unsigned int *n, __u32 want, const char *what)
+{
+	unsigned int want_fires = ++*n;
+
+	cr_assert_geq(rec_wait_fires(k, want_fires, WAIT_MS), want_fires, "%s: no report", what);
+	cr_expect_eq(k->last.ret_flags, 0u, "%s: ret_flags %#x", what, k->last.ret_flags);
+	cr_expect_eq(k->last.ret_data[0], want, "%s: %#x, want %#x", what, k->last.ret_data[0],
+		     want);
+	cr_expect_eq(k->last.ret_data[1], 0u, "%s: ret_data[1] %d", what, (int)k->last.ret_data[1]);
+	rec_dequeue(k, NULL);
+}
+
+/*
+ * D68 on a file: a revision-1 kevent first (the object's mark without the
+ * notes), then a revision-4 one on the same object widens it.  The
+ * revision-1 kevent, asking every bit, hears only the removal, BROKEN;
+ * the revision-4 one every note and DELETE.
+ */
+static void notes_widen_shared(void)
+{
+	struct korigin_result res;
+	struct korigins_stats st;
+	struct kitem old, k;
+	unsigned int n = 0;
+	char f[300], g[300], h[300];
+	int fd;
+
+	path_of(f, sizeof(f), "n");
+	path_of(g, sizeof(g), "n2");
+	path_of(h, sizeof(h), "n3");
+	fd = open(f, O_CREAT | O_RDWR, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "ab", 2), 2);
+	cr_assert_eq(add_inode(&old, fd, 0xff, &res), 0);
+	cr_assert_eq(add_rev4(&k, fd, KEVENT_INODE_NOTES), 0);
+	korigins_stats(&st);
+	cr_expect_eq(st.inode_objects, 1, "one object for both");
+	cr_assert_eq(write(fd, "c", 1), 1);
+	next_note(&k, &n, KEVENT_INODE_WRITE | KEVENT_INODE_EXTEND, "append");
+	cr_assert_eq(pwrite(fd, "x", 1, 0), 1);
+	next_note(&k, &n, KEVENT_INODE_WRITE, "overwrite");
+	cr_assert_eq(fchmod(fd, 0640), 0);
+	next_note(&k, &n, KEVENT_INODE_ATTRIB, "chmod");
+	cr_assert_eq(link(f, g), 0);
+	next_note(&k, &n, KEVENT_INODE_LINK, "link");
+	cr_assert_eq(rename(f, h), 0);
+	next_note(&k, &n, KEVENT_INODE_RENAME, "rename");
+	cr_assert_eq(unlink(g), 0);
+	next_note(&k, &n, KEVENT_INODE_LINK, "unlink of the other name");
+	cr_expect_eq(rec_fires(&old), 0u, "revision 1 heard a note");
+	cr_assert_eq(unlink(h), 0);
+	next_note(&k, &n, KEVENT_INODE_DELETE, "removed, fd open");
+	cr_assert_eq(write(fd, "y", 1), 1);
+	cr_expect_eq(rec_wait_fires(&k, n + 1, 200), n, "a report after DELETE");
+	cr_assert_eq(rec_wait_fires(&old, 1, WAIT_MS), 1u);
+	cr_expect_eq(old.last.ret_flags, KEVENT_RET_BROKEN);
+	cr_expect_eq(old.last.ret_data[0], KEVENT_INODE_REMOVE);
+	cr_expect_eq(k.violations + old.violations, 0u);
+	rec_remove(&old);
+	rec_remove(&k);
+	close(fd);
+}
+
+/* D68 on a directory: entries are WRITE, a subdirectory LINK too, chmod ATTRIB. */
+static void notes_dir(void)
+{
+	struct kitem k;
+	unsigned int n = 0;
+	char f[300];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(add_rev4(&k, dfd, KEVENT_INODE_NOTES), 0);
+	path_of(f, sizeof(f), "e");
+	fd = open(f, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	next_note(&k, &n, KEVENT_INODE_WRITE, "file created");
+	cr_assert_eq(write(fd, "x", 1), 1);
+	close(fd);
+	cr_assert_eq(unlink(f), 0);
+	next_note(&k, &n, KEVENT_INODE_WRITE, "file written, then removed: the removal only");
+	path_of(f, sizeof(f), "sd");
+	cr_assert_eq(mkdir(f, 0700), 0);
+	next_note(&k, &n, KEVENT_INODE_WRITE | KEVENT_INODE_LINK, "subdirectory");
+	cr_assert_eq(fchmod(dfd, 0750), 0);
+	next_note(&k, &n, KEVENT_INODE_ATTRIB, "chmod");
+	cr_assert_eq(rmdir(f), 0);
+	next_note(&k, &n, KEVENT_INODE_WRITE | KEVENT_INODE_LINK, "subdirectory removed");
+	cr_expect_eq(k.violations, 0u);
+	rec_remove(&k);
+	close(dfd);
+}
+
 #define INODE_SUITE(name, be, base, magic, fsname)				\
 	static void init_##name(void)						\
 	{									\
@@ -277,7 +384,9 @@ static void shared_mark(void)
 	Test(name, watched_file_removed) { watched_file_removed(); }		\
 	Test(name, watched_dir_removed) { watched_dir_removed(); }		\
 	Test(name, refused_fds) { refused_fds(); }				\
-	Test(name, shared_mark) { shared_mark(); }
+	Test(name, shared_mark) { shared_mark(); }				\
+	Test(name, notes_widen_shared) { notes_widen_shared(); }		\
+	Test(name, notes_dir) { notes_dir(); }
 
 INODE_SUITE(fanotify_tmpfs, KORIGINS_INODE_FANOTIFY, "/dev/shm", TMPFS_MAGIC, "tmpfs")
 INODE_SUITE(inotify_tmpfs, KORIGINS_INODE_INOTIFY, "/dev/shm", TMPFS_MAGIC, "tmpfs")

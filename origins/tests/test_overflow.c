@@ -124,7 +124,9 @@ static void fini(void)
 	rec_teardown();
 }
 
-static int add_inode(struct kitem *k, const char *path, int flags, __u32 event)
+/* An inode kevent on a queue of revision rev (0: 1). */
+static int add_inode_rev(struct kitem *k, unsigned int rev, const char *path, int flags,
+			 __u32 event)
 {
 	struct ukevent uk = { .type = KEVENT_INODE, .event = event };
 	struct kcaller self = rec_self();
@@ -133,10 +135,15 @@ static int add_inode(struct kitem *k, const char *path, int flags, __u32 event)
 
 	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
 	uk.id.raw[0] = (__u32)fd;
-	err = rec_add(k, &uk, &self, &res);
+	err = rec_add_rev(k, rev, &uk, &self, &res);
 	korigins_sync_closer();
 	close(fd);
 	return err;
+}
+
+static int add_inode(struct kitem *k, const char *path, int flags, __u32 event)
+{
+	return add_inode_rev(k, 0, path, flags, event);
 }
 
 static void touch(const char *sub, int i)
@@ -152,7 +159,7 @@ static void touch(const char *sub, int i)
 
 static void overflow_fires_everything(void)
 {
-	struct kitem busy, idle, file;
+	struct kitem busy, idle, file, notes, del;
 	struct korigins_stats st;
 	char a[300], b[300], f[300];
 	int i, fd;
@@ -168,6 +175,9 @@ static void overflow_fires_everything(void)
 	cr_assert_eq(add_inode(&busy, a, O_RDONLY | O_DIRECTORY, KEVENT_INODE_CREATE), 0);
 	cr_assert_eq(add_inode(&idle, b, O_RDONLY | O_DIRECTORY, KEVENT_INODE_CREATE), 0);
 	cr_assert_eq(add_inode(&file, f, O_RDONLY, KEVENT_INODE_REMOVE), 0);
+	/* D68: revision-4 kevents on the same objects, every bit asked */
+	cr_assert_eq(add_inode_rev(&notes, 4, b, O_RDONLY | O_DIRECTORY, 0xff), 0);
+	cr_assert_eq(add_inode_rev(&del, 4, f, O_RDONLY, 0xff), 0);
 	rec_idle(10);	/* nothing pending: the queue starts empty */
 	cr_assert_eq(rec_fires(&busy) + rec_fires(&idle) + rec_fires(&file), 0);
 
@@ -191,6 +201,13 @@ static void overflow_fires_everything(void)
 	cr_expect_eq(file.last.ret_flags, KEVENT_RET_BROKEN, "the removal was dropped, not lost");
 	cr_expect_eq(file.last.ret_data[1], (__u32)-ENOENT);
 	cr_expect(file.stopped);
+	cr_assert_geq(rec_wait_fires(&notes, 1, WAIT_MS), 1);
+	cr_expect_eq(notes.last.ret_data[0], 0xffu & ~(__u32)KEVENT_INODE_DELETE,
+		     "revision 4: every note but DELETE, %#x", notes.last.ret_data[0]);
+	cr_expect_eq(notes.last.ret_data[1], (__u32)-EOVERFLOW);
+	cr_assert_geq(rec_wait_fires(&del, 1, WAIT_MS), 1);
+	cr_expect_eq(del.last.ret_flags, 0, "DELETE asked: no BROKEN");
+	cr_expect_eq(del.last.ret_data[0], KEVENT_INODE_DELETE, "%#x", del.last.ret_data[0]);
 	cr_expect_eq(logged, 1, "one log line per overflow, got %d", logged);
 	cr_expect_neq(strstr(last_line, "overflow (1 so far)"), NULL, "log line: %s", last_line);
 
@@ -215,7 +232,10 @@ static void overflow_fires_everything(void)
 	rec_remove(&busy);
 	rec_remove(&idle);
 	rec_remove(&file);
-	cr_expect_eq(busy.violations + idle.violations + file.violations, 0);
+	rec_remove(&notes);
+	rec_remove(&del);
+	cr_expect_eq(busy.violations + idle.violations + file.violations + notes.violations +
+		     del.violations, 0);
 }
 
 static void init_inotify(void)

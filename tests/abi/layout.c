@@ -107,6 +107,13 @@ struct take13_kevent_mring {
 	X(socket_send, KEVENT_SOCKET_SEND == 0x4) \
 	X(inode_create, KEVENT_INODE_CREATE == 0x1) \
 	X(inode_remove, KEVENT_INODE_REMOVE == 0x2) \
+	X(inode_write, KEVENT_INODE_WRITE == 0x4) \
+	X(inode_extend, KEVENT_INODE_EXTEND == 0x8) \
+	X(inode_attrib, KEVENT_INODE_ATTRIB == 0x10) \
+	X(inode_link, KEVENT_INODE_LINK == 0x20) \
+	X(inode_rename, KEVENT_INODE_RENAME == 0x40) \
+	X(inode_delete, KEVENT_INODE_DELETE == 0x80) \
+	X(inode_notes, KEVENT_INODE_NOTES == 0xfc) \
 	X(poll_in, KEVENT_POLL_POLLIN == 0x1) \
 	X(poll_pri, KEVENT_POLL_POLLPRI == 0x2) \
 	X(poll_out, KEVENT_POLL_POLLOUT == 0x4) \

@@ -71,6 +71,17 @@
 /* ukevent.event for KEVENT_INODE */
 #define KEVENT_INODE_CREATE		0x1
 #define KEVENT_INODE_REMOVE		0x2
+/*
+ * Revision 4 (D68, kqueue's EVFILT_VNODE notes); unknown bits below it.
+ * ret_data[0]: every bit since the last delivery, ORed while ready.
+ */
+#define KEVENT_INODE_WRITE		0x4	/* contents written; a dir: an entry added or removed */
+#define KEVENT_INODE_EXTEND		0x8	/* a file grew (its size at the event) */
+#define KEVENT_INODE_ATTRIB		0x10	/* attributes changed, not the link count */
+#define KEVENT_INODE_LINK		0x20	/* link count changed; a dir: a subdirectory came or went */
+#define KEVENT_INODE_RENAME		0x40	/* the object itself renamed or moved */
+#define KEVENT_INODE_DELETE		0x80	/* the object itself unlinked: DONE, not BROKEN */
+#define KEVENT_INODE_NOTES		0xfc	/* the six above */
 
 /* ukevent.event for KEVENT_POLL: the i386/x86_64 POLL* values (0x800 unused) */
 #define KEVENT_POLL_POLLIN		0x0001
