@@ -771,8 +771,23 @@ reuse:
 	return err;
 }
 
+/* Never silent: a mark left behind costs the daemon every later event on that inode. */
+static void kinode_log_unmark_failure(int err)
+{
+	char line[160];
+
+	snprintf(line, sizeof(line),
+		 "inode: a fanotify mark could not be removed (%s): it stays until the inode is evicted",
+		 strerror(err));
+	if (ki.log)
+		ki.log(line);
+	else
+		fprintf(stderr, "kevent-origins: %s\n", line);
+}
+
 static void kinode_unmark(struct kinode_obj *o)
 {
+	char path[40];
 	int fd;
 
 	if (o->backend == KORIGINS_INODE_INOTIFY) {
@@ -783,7 +798,14 @@ static void kinode_unmark(struct kinode_obj *o)
 	fd = kinode_reopen(o);
 	if (fd < 0)
 		return;	/* gone: the kernel dropped the mark with the inode */
-	fanotify_mark(ki.fan_fd, FAN_MARK_REMOVE, KI_FAN_DIR | KI_FAN_NOTES, fd, NULL);
+	/*
+	 * fanotify_mark() takes no O_PATH fd as the object (EBADF), and a
+	 * read open could wait on a client's lease; the fd's /proc link is
+	 * resolved as a path, opening nothing.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (fanotify_mark(ki.fan_fd, FAN_MARK_REMOVE, KI_FAN_DIR | KI_FAN_NOTES, AT_FDCWD, path) < 0)
+		kinode_log_unmark_failure(errno);
 	close(fd);
 }
 

@@ -264,6 +264,57 @@ static void shared_mark(void)
 	close(d2);
 }
 
+/*
+ * The kernel's marks (fanotify) or watches (inotify) on inode ino, counted
+ * from /proc/self/fdinfo of this process's notification fds: what the
+ * daemon leaves in the kernel, not what it counts.
+ */
+static int kernel_marks_on(ino_t ino)
+{
+	char want[40], link[64], path[64], line[512];
+	int n = 0;
+
+	snprintf(want, sizeof(want), " ino:%lx ", (unsigned long)ino);
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = '\0';
+		if (!strstr(link, "fanotify") && !strstr(link, "inotify"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			n += strstr(line, want) != NULL;
+		if (f)
+			fclose(f);
+	}
+	return n;
+}
+
+/* The last kevent on an object gone: its mark leaves the kernel too. */
+static void unmark_leaves_no_kernel_mark(void)
+{
+	struct korigin_result res;
+	struct stat st;
+	struct kitem a;
+	char f[300];
+	int fd;
+
+	path_of(f, sizeof(f), "unmarked");
+	fd = open(f, O_CREAT | O_RDWR, 0600);
+	cr_assert(fd >= 0 && fstat(fd, &st) == 0);
+	cr_assert_eq(add_inode(&a, fd, KEVENT_INODE_REMOVE, &res), 0);
+	cr_assert_eq(kernel_marks_on(st.st_ino), 1, "no kernel mark on the watched file");
+	rec_remove(&a);
+	cr_assert_eq(kernel_marks_on(st.st_ino), 0, "the kernel mark outlived the kevent");
+	close(fd);
+}
+
 static int add_rev4(struct kitem *k, int fd, __u32 event)
 {
 	struct ukevent uk = {
@@ -385,6 +436,7 @@ static void notes_dir(void)
 	Test(name, watched_dir_removed) { watched_dir_removed(); }		\
 	Test(name, refused_fds) { refused_fds(); }				\
 	Test(name, shared_mark) { shared_mark(); }				\
+	Test(name, unmark_leaves_no_kernel_mark) { unmark_leaves_no_kernel_mark(); } \
 	Test(name, notes_widen_shared) { notes_widen_shared(); }		\
 	Test(name, notes_dir) { notes_dir(); }
 
