@@ -16,6 +16,8 @@
  *    k right there (kevent_poll_wake_keyed, as epoll's callback does); any
  *    other queues k->poll.work, which re-polls from a kworker.
  *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
+ *  - attach hooks k with poll.stopped set, so no wakeup fires it before the
+ *    ADD decides; a kept k is polled again once it is open (kevent_fd_open).
  *  - POLLFREE: the head is going away (binder; signalfd, its other sender,
  *    is refused, D39).  The waker unhooks our entry while it holds the
  *    head's lock and publishes pwq->whead = NULL with release order as its
@@ -458,28 +460,62 @@ static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
 }
 
 /*
+ * k fires with what mask says, unless it stopped (ONESHOT fired, BROKEN,
+ * detached, or its ADD not decided yet).  A kevent_fd_poll_then() step.
+ */
+static int kevent_poll_report(struct kevent *k, __poll_t mask)
+{
+	u32 data0, data1, broken;
+
+	if (READ_ONCE(k->poll.stopped))
+		return 0;
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (!broken && !data0)
+		return 0;
+	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
+		WRITE_ONCE(k->poll.stopped, true);
+	return 0;
+}
+
+/*
  * A keyed wakeup that answers for k by itself: its key (the source's poll
  * bits that just became true) gives every bit k asks for, or an error.
  * Then k fires here, in the waker, as epoll's callback queues its item:
- * no kworker hop, no vfs_poll().  The wait queue's lock is held, so a
- * detach (remove_wait_queue) waits for this to end; kevent_fire takes only
+ * no poll at all.  The wait queue's lock is held, so a detach
+ * (remove_wait_queue) waits for this to end; kevent_fire takes only
  * ready_lock and the queue's poll_wq (the order of the LOCKING comment in
  * kevent_main.c).  A key that names only part of what k asks for, or no
- * key, goes through the kworker's full re-check as before: what vfs_poll()
- * would add to data0 must not be lost.  Returns true when k was handled.
+ * key, needs a poll of the file: what that would add to data0 must not
+ * be lost.  Returns true when k was handled.
  */
 static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
 {
 	u32 data0, data1, broken;
 
-	if (READ_ONCE(k->poll.stopped))
-		return true;
 	broken = kevent_poll_match(k, bits, &data0, &data1);
 	if (!broken && data0 != READ_ONCE(k->poll.event))
 		return false;
 	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
 		WRITE_ONCE(k->poll.stopped, true);
 	return true;
+}
+
+/* D14: a file without ->poll() is always readable and writable. */
+#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+
+/* The file's poll mask now, with no wait entry (D14: no ->poll(), constant). */
+static __poll_t kevent_fd_mask(struct kevent *k)
+{
+	if (file_can_poll(k->poll.file))
+		return vfs_poll(k->poll.file, NULL);
+	return k->poll.socket ? 0 : KEVENT_POLL_CONST;
+}
+
+/* step(k, the file's poll mask now), in process context; step's value. */
+static int kevent_fd_poll_then(struct kevent *k,
+			       int (*step)(struct kevent *k, __poll_t mask))
+{
+	return step(k, kevent_fd_mask(k));
 }
 
 static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
@@ -497,6 +533,9 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 		smp_store_release(&pwq->whead, NULL);
 		return 0;
 	}
+	/* Nothing to report; an ADD still deciding polls after this. */
+	if (READ_ONCE(k->poll.stopped))
+		return 0;
 	/* A keyed wakeup for bits nobody asked for is no activity for k. */
 	if (bits && !(bits & READ_ONCE(k->poll.want)))
 		return 0;
@@ -509,8 +548,6 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 static void kevent_poll_work(struct work_struct *work)
 {
 	struct kevent *k = container_of(work, struct kevent, poll.work);
-	__poll_t mask;
-	u32 data0, data1, broken;
 
 	if (READ_ONCE(k->poll.stopped))
 		return;
@@ -521,12 +558,7 @@ static void kevent_poll_work(struct work_struct *work)
 		kevent_fire(k, KEVENT_RET_BROKEN, 0, (u32)-EPIPE);
 		return;
 	}
-	mask = vfs_poll(k->poll.file, NULL);
-	broken = kevent_poll_match(k, mask, &data0, &data1);
-	if (!broken && !data0)
-		return;
-	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
-		WRITE_ONCE(k->poll.stopped, true);
+	kevent_fd_poll_then(k, kevent_poll_report);
 }
 
 static void kevent_ptable_proc(struct file *f, wait_queue_head_t *whead,
@@ -575,8 +607,26 @@ static void kevent_poll_put_file(struct kevent *k)
 	k->poll.file = NULL;
 }
 
-/* D14: a file without ->poll() is always readable and writable. */
-#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+/*
+ * The ADD keeps k: wakeups may fire it from now on.  Those that came while
+ * it was deciding were dropped (stopped), so the file is polled again
+ * once the gate is open and k fires with what holds then (D42: ready now
+ * with ALWAYS_QUEUE fires here).  The full barrier orders the store of
+ * stopped before the poll's loads, against a waker's store of the state
+ * before its look at stopped (a wakeup takes the head's lock, a full
+ * barrier on x86; sockets pass skwq_has_sleeper()'s smp_mb() first):
+ * either the waker sees the gate open or this poll sees its change.  A
+ * POLLFREE while deciding left its work to the kworker, which returned.
+ */
+static void kevent_fd_open(struct kevent *k)
+{
+	WRITE_ONCE(k->poll.stopped, false);
+	smp_mb();
+	if (READ_ONCE(k->poll.freed))
+		queue_work(kevent_wq, &k->poll.work);
+	else
+		kevent_fd_poll_then(k, kevent_poll_report);
+}
 
 static int kevent_fd_attach(struct kevent *k, bool socket)
 {
@@ -627,6 +677,12 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		return 1;
 	}
 
+	/*
+	 * Hooked, k could fire before this ADD decides, even onto the ready
+	 * list of a kevent answered at ADD and freed: no wakeup fires it
+	 * until kevent_fd_open().
+	 */
+	k->poll.stopped = true;
 	kpt.k = k;
 	kpt.err = 0;
 	init_poll_funcptr(&kpt.pt, kevent_ptable_proc);
@@ -641,19 +697,15 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		kevent_poll_put_file(k);
 		return -ECONNRESET;
 	}
-	if (data0 && kevent_always_queue(k)) {
-		/* D42: registered, still hooked, and ready now. */
-		if (kevent_fire(k, 0, data0, data1))
-			WRITE_ONCE(k->poll.stopped, true);
-		return 0;
-	}
-	if (data0) {
+	if (data0 && !kevent_always_queue(k)) {
 		/* Ready at ADD: answered now, not kept (take13). */
 		kevent_poll_put_file(k);
 		k->uk.ret_data[0] = data0;
 		k->uk.ret_data[1] = data1;
 		return 1;
 	}
+	/* Kept; D42: still hooked, and fired if ready now. */
+	kevent_fd_open(k);
 	return 0;
 }
 
@@ -667,20 +719,11 @@ static int kevent_socket_attach(struct kevent *k)
 	return kevent_fd_attach(k, true);
 }
 
-static int kevent_fd_modify(struct kevent *k)
+/* MODIFY's step: a socket in error fails the entry, else k reports again. */
+static int kevent_fd_modify_step(struct kevent *k, __poll_t mask)
 {
-	__poll_t mask;
 	u32 data0, data1, broken;
 
-	WRITE_ONCE(k->poll.event, kevent_poll_event(k));
-	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
-	if (READ_ONCE(k->poll.freed))
-		return -EPIPE;
-	/* The new mask may match right now: re-evaluate at once (take13). */
-	if (file_can_poll(k->poll.file))
-		mask = vfs_poll(k->poll.file, NULL);
-	else
-		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
 	broken = kevent_poll_match(k, mask, &data0, &data1);
 	if (broken)
 		return -ECONNRESET;
@@ -690,26 +733,25 @@ static int kevent_fd_modify(struct kevent *k)
 	return 0;
 }
 
+static int kevent_fd_modify(struct kevent *k)
+{
+	WRITE_ONCE(k->poll.event, kevent_poll_event(k));
+	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
+	if (READ_ONCE(k->poll.freed))
+		return -EPIPE;
+	/* The new mask may match right now: re-evaluate at once (take13). */
+	return kevent_fd_poll_then(k, kevent_fd_modify_step);
+}
+
 /*
  * D43: k was dequeued with KEVENT_REQ_LEVEL; a dequeue is starting.  If its
  * condition still holds it fires with a fresh result, as a wakeup would.
  */
 static void kevent_fd_level(struct kevent *k)
 {
-	__poll_t mask;
-	u32 data0, data1, broken;
-
 	if (READ_ONCE(k->poll.stopped) || READ_ONCE(k->poll.freed))
 		return;
-	if (file_can_poll(k->poll.file))
-		mask = vfs_poll(k->poll.file, NULL);
-	else
-		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
-	broken = kevent_poll_match(k, mask, &data0, &data1);
-	if (!broken && !data0)
-		return;
-	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
-		WRITE_ONCE(k->poll.stopped, true);
+	kevent_fd_poll_then(k, kevent_poll_report);
 }
 
 static void kevent_fd_detach(struct kevent *k)

@@ -130,7 +130,7 @@ struct kevent {
 			__poll_t want;		/* kernel poll bits that matter */
 			u32 event;		/* copy of uk.event for the work */
 			bool socket;
-			bool stopped;		/* ONESHOT fired or BROKEN */
+			bool stopped;		/* ONESHOT fired, BROKEN, or ADD undecided */
 			bool freed;		/* POLLFREE seen */
 		} poll;
 		/*
