@@ -11,10 +11,13 @@
  *  - The hrtimer callback runs in hard-irq context; it only calls
  *    kevent_fire(), which takes the queue's ready_lock with irqsave.
  *  - kevent_poll_wake() runs under the watched wait-queue head's lock, maybe
- *    in irq context, so it never calls ->poll() itself (that could take the
- *    same lock again).  A keyed wakeup whose key gives all k asks for fires
- *    k right there (kevent_poll_wake_keyed, as epoll's callback does); any
- *    other queues k->poll.work, which re-polls from a kworker.
+ *    in irq context, so it calls no ->poll() that may take a lock or sleep.
+ *    A keyed wakeup whose key gives all k asks for fires k right there
+ *    (kevent_poll_wake_keyed, as epoll's callback does); on a TCP or
+ *    AF_UNIX socket, whose poll takes no lock, the poll runs there and k
+ *    fires with its answer ("polling in the waker": every poll-and-fire of
+ *    such a kevent holds that head's lock, which orders them); any other
+ *    wakeup queues k->poll.work, which re-polls from a kworker.
  *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
  *  - attach hooks k with poll.stopped set, so no wakeup fires it before the
  *    ADD decides; a kept k is polled again once it is open (kevent_fd_open).
@@ -34,6 +37,7 @@
 #include <linux/rcupdate.h>
 #include <linux/nospec.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <uapi/linux/magic.h>
 
 #include "kevent_priv.h"
@@ -500,8 +504,79 @@ static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
 	return true;
 }
 
+/* ---- polling in the waker ------------------------------------------ */
+
 /* D14: a file without ->poll() is always readable and writable. */
 #define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+#define KEVENT_POLL_WRITE (EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND)
+
+/*
+ * A data wakeup's key seldom answers for a kevent by itself: a socket's
+ * (sock_def_readable) carries EPOLLIN, EPOLLPRI, EPOLLRDNORM and
+ * EPOLLRDBAND, never the hang-up, error or POLLRDHUP bits the kqueue front
+ * asks of every EVFILT_READ.  A re-poll in a kworker costs one or two
+ * context switches per event, so where the file's ->poll() takes no lock
+ * and never sleeps (Linux 6.1) it runs right in the waker, under the wait
+ * queue head's lock, and k fires with its answer:
+ *
+ *  - tcp_poll() (inet_stream_ops and inet6_stream_ops; exported, so known
+ *    by address): READ_ONCE loads of the socket's state, no socket lock by
+ *    design; a listener's inet_csk_listen_poll() looks at the accept
+ *    queue's head.  Its one side effect, the NOSPACE bits when the socket
+ *    is not writable, is what any poll of it does.
+ *  - unix_poll() (AF_UNIX SOCK_STREAM): READ_ONCE loads and lockless queue
+ *    looks.
+ *  - unix_dgram_poll() (AF_UNIX SOCK_DGRAM, SOCK_SEQPACKET): the same for
+ *    the read side, but its write test takes unix_state_lock() and hooks
+ *    the peer's peer_wait under that head's lock, which a waker may hold
+ *    (unix_dgram_peer_wake_relay wakes this head from inside it); so only
+ *    while k asks no write bit, and the poll is told so through the
+ *    poll_table's key (poll_requested_events()), which skips that test.
+ *  - the sk_is_readable() hooks they call (sockmap's) look at a list
+ *    under rcu_read_lock() only.
+ * The socket's own ->poll() is called, not sock_poll(): asked for every
+ * bit, that one may busy-poll the device (sk_busy_loop).  A socket whose
+ * ops change later (kTLS replaces inet_stream_ops) fails the test from
+ * then on.  Every other file keeps the kworker: pipe_poll() is lockless
+ * too, but 6.1 exports nothing that tells a pipe's file apart.
+ *
+ * Why the result is a full poll's (A8) and a HUP racing a data wakeup is
+ * never lost: every change of a socket's poll state is followed by a
+ * wakeup of this head (the contract epoll relies on), and every
+ * poll-and-fire of such a kevent, in a waker, the kworker, MODIFY, the
+ * LEVEL re-check (D43) or the end of its ADD, runs under this head's lock
+ * (kevent_fd_poll_then()).  So they run one at a time, each sees the
+ * change behind every wakeup before it, and no older poll's answer can
+ * replace a newer one on the ready list: a HUP's own wakeup (unkeyed)
+ * polls after the data wakeup's fire, or that poll already saw the HUP.
+ * The head lives as long as the socket, which k's file reference holds.
+ */
+static const struct proto_ops *kevent_poll_lockless(const struct kevent *k)
+{
+	const struct socket *sock = k->poll.sock;
+	const struct proto_ops *ops;
+
+	if (!sock || !k->poll.whead)
+		return NULL;
+	ops = READ_ONCE(sock->ops);
+	if (ops->poll == tcp_poll)
+		return ops;
+	if (ops->family != PF_UNIX)
+		return NULL;
+	if (sock->type == SOCK_STREAM)
+		return ops;
+	return (READ_ONCE(k->poll.want) & KEVENT_POLL_WRITE) ? NULL : ops;
+}
+
+/* The socket's poll mask now: its head's lock held, ops lockless (above). */
+static __poll_t kevent_sock_poll(struct kevent *k, const struct proto_ops *ops)
+{
+	poll_table pt;
+
+	init_poll_funcptr(&pt, NULL);	/* no entry: poll_wait() hooks nothing */
+	pt._key = READ_ONCE(k->poll.want);
+	return ops->poll(k->poll.file, k->poll.sock, &pt);
+}
 
 /* The file's poll mask now, with no wait entry (D14: no ->poll(), constant). */
 static __poll_t kevent_fd_mask(struct kevent *k)
@@ -511,11 +586,25 @@ static __poll_t kevent_fd_mask(struct kevent *k)
 	return k->poll.socket ? 0 : KEVENT_POLL_CONST;
 }
 
-/* step(k, the file's poll mask now), in process context; step's value. */
+/*
+ * step(k, the file's poll mask now), in process context.  A socket that
+ * is polled in the waker is polled, and step runs, under its head's lock,
+ * in the order its wakers keep (above); any other file is polled
+ * unlocked, as its kworker does.  Returns step's value.
+ */
 static int kevent_fd_poll_then(struct kevent *k,
 			       int (*step)(struct kevent *k, __poll_t mask))
 {
-	return step(k, kevent_fd_mask(k));
+	const struct proto_ops *ops = kevent_poll_lockless(k);
+	unsigned long flags;
+	int ret;
+
+	if (!ops)
+		return step(k, kevent_fd_mask(k));
+	spin_lock_irqsave(&k->poll.whead->lock, flags);
+	ret = step(k, kevent_sock_poll(k, ops));
+	spin_unlock_irqrestore(&k->poll.whead->lock, flags);
+	return ret;
 }
 
 static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
@@ -524,6 +613,7 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 	struct kevent_pwq *pwq = container_of(wait, struct kevent_pwq, wait);
 	struct kevent *k = pwq->k;
 	__poll_t bits = key_to_poll(key);
+	const struct proto_ops *ops;
 
 	if (bits & POLLFREE) {
 		WRITE_ONCE(k->poll.freed, true);
@@ -541,6 +631,12 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 		return 0;
 	if (bits && kevent_poll_wake_keyed(k, bits))
 		return 0;
+	ops = kevent_poll_lockless(k);
+	if (ops) {
+		/* This head's lock is held: the poll and the fire in its order. */
+		kevent_poll_report(k, kevent_sock_poll(k, ops));
+		return 0;
+	}
 	queue_work(kevent_wq, &k->poll.work);
 	return 0;
 }
@@ -577,6 +673,8 @@ static void kevent_ptable_proc(struct file *f, wait_queue_head_t *whead,
 	init_waitqueue_func_entry(&pwq->wait, kevent_poll_wake);
 	pwq->whead = whead;
 	pwq->k = k;
+	/* A second head: no single lock orders k's polls (kevent_poll_lockless). */
+	k->poll.whead = list_empty(&k->poll.pwqs) ? whead : NULL;
 	list_add_tail(&pwq->link, &k->poll.pwqs);
 	add_wait_queue(whead, &pwq->wait);
 }
@@ -648,6 +746,8 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		return -ENOTSOCK;
 	}
 	k->poll.file = f;
+	k->poll.sock = sock_from_file(f);
+	k->poll.whead = NULL;
 	k->poll.socket = socket;
 	k->poll.stopped = false;
 	k->poll.freed = false;
