@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,55 @@ KTEST(poll, socketpair_dgram_seqpacket)
 	struct ukevent e = kt_get_one(kfd, "datagram");
 	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
 	close(kfd);
+}
+
+/* The peer of hangup_racing_data_not_lost: bytes, then its end closed. */
+static void *bytes_then_close(void *arg)
+{
+	int fd = *(int *)arg;
+
+	for (int i = 0; i < 16 && send(fd, "x", 1, 0) == 1; i++)
+		;
+	close(fd);
+	return NULL;
+}
+
+/*
+ * A8, D13: a hang-up racing data wakeups is never lost, and every result
+ * is what a poll of the socket gives (∩ event): the kqueue front's
+ * EVFILT_READ asks POLLIN | POLLHUP | POLLERR, and a data wakeup's key
+ * carries POLLIN alone.  A thread sends bytes and closes its end while
+ * the reader takes events and reads what came; the last event must say
+ * POLLHUP, with POLLIN (EOF is readable).
+ */
+KTEST(poll, hangup_racing_data_not_lost)
+{
+	const __u32 ev = P(POLLIN) | P(POLLHUP) | P(POLLERR);
+	char buf[64];
+
+	for (int round = 0; round < 40; round++) {
+		int kfd = kt_open(O_RDWR), sv[2];
+		struct ukevent e = { 0 };
+		pthread_t th;
+
+		kt_socketpair(SOCK_STREAM, sv);
+		kt_add_queued(kfd, kt_uk_poll(sv[0], ev, 0, 1));
+		cr_assert_eq(pthread_create(&th, NULL, bytes_then_close, &sv[1]), 0);
+		while (!(e.ret_data[0] & P(POLLHUP))) {
+			e = kt_get_one(kfd, "data or the hang-up");
+			cr_assert_eq(e.ret_data[0] & ~ev, 0u, "round %d: bits outside event: %#x", round,
+				     e.ret_data[0]);
+			cr_assert(e.ret_data[0] & P(POLLIN), "round %d: %#x without POLLIN", round,
+				  e.ret_data[0]);
+			while (recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				;
+		}
+		cr_assert_eq(e.ret_data[0], (__u32)(P(POLLIN) | P(POLLHUP)), "round %d: %#x", round,
+			     e.ret_data[0]);
+		cr_assert_eq(pthread_join(th, NULL), 0);
+		close(sv[0]);
+		close(kfd);
+	}
 }
 
 /* D14: a regular file is always ready at ADD. */
