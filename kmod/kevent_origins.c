@@ -14,8 +14,8 @@
  *    in irq context, so it calls no ->poll() that may take a lock or sleep.
  *    A keyed wakeup whose key gives all k asks for fires k right there
  *    (kevent_poll_wake_keyed, as epoll's callback does); on a TCP or
- *    AF_UNIX socket, whose poll takes no lock, the poll runs there and k
- *    fires with its answer ("polling in the waker": every poll-and-fire of
+ *    AF_UNIX socket or a pipe, whose poll takes no lock, the poll runs there
+ *    and k fires with its answer ("polling in the waker": every poll-and-fire of
  *    such a kevent holds that head's lock, which orders them); any other
  *    wakeup queues k->poll.work, which re-polls from a kworker.
  *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
@@ -513,11 +513,12 @@ static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
 /*
  * A data wakeup's key seldom answers for a kevent by itself: a socket's
  * (sock_def_readable) carries EPOLLIN, EPOLLPRI, EPOLLRDNORM and
- * EPOLLRDBAND, never the hang-up, error or POLLRDHUP bits the kqueue front
- * asks of every EVFILT_READ.  A re-poll in a kworker costs one or two
- * context switches per event, so where the file's ->poll() takes no lock
- * and never sleeps (Linux 6.1) it runs right in the waker, under the wait
- * queue head's lock, and k fires with its answer:
+ * EPOLLRDBAND, a pipe's EPOLLIN and EPOLLRDNORM, never the hang-up, error
+ * or POLLRDHUP bits the kqueue front asks of every EVFILT_READ.  A re-poll
+ * in a kworker costs one or two context switches per event, so where the
+ * file's ->poll() takes no lock and never sleeps (Linux 6.1) it runs right
+ * in the waker, under the wait queue head's lock, and k fires with its
+ * answer:
  *
  *  - tcp_poll() (inet_stream_ops and inet6_stream_ops; exported, so known
  *    by address): READ_ONCE loads of the socket's state, no socket lock by
@@ -534,14 +535,19 @@ static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
  *    poll_table's key (poll_requested_events()), which skips that test.
  *  - the sk_is_readable() hooks they call (sockmap's) look at a list
  *    under rcu_read_lock() only.
+ *  - pipe_poll(), of a pipe(2) end: a file of pipefs, which has no other
+ *    files and gives them all pipefifo_fops (6.1 exports neither, so the
+ *    superblock tells).  READ_ONCE loads of the ring's head and tail and
+ *    plain ones of the reader and writer counts, no pipe mutex; a read
+ *    end hooks rd_wait, a write end wr_wait.  A named FIFO's file lives on
+ *    another filesystem and keeps the kworker.
  * The socket's own ->poll() is called, not sock_poll(): asked for every
  * bit, that one may busy-poll the device (sk_busy_loop).  A socket whose
  * ops change later (kTLS replaces inet_stream_ops) fails the test from
- * then on.  Every other file keeps the kworker: pipe_poll() is lockless
- * too, but 6.1 exports nothing that tells a pipe's file apart.
+ * then on.  Every other file keeps the kworker.
  *
  * Why the result is a full poll's (A8) and a HUP racing a data wakeup is
- * never lost: every change of a socket's poll state is followed by a
+ * never lost: every change of such a file's poll state is followed by a
  * wakeup of this head (the contract epoll relies on), and every
  * poll-and-fire of such a kevent, in a waker, the kworker, MODIFY, the
  * LEVEL re-check (D43) or the end of its ADD, runs under this head's lock
@@ -549,32 +555,47 @@ static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
  * change behind every wakeup before it, and no older poll's answer can
  * replace a newer one on the ready list: a HUP's own wakeup (unkeyed)
  * polls after the data wakeup's fire, or that poll already saw the HUP.
- * The head lives as long as the socket, which k's file reference holds.
+ * The head lives as long as the socket or pipe, which k's file holds.
  */
-static const struct proto_ops *kevent_poll_lockless(const struct kevent *k)
-{
-	const struct socket *sock = k->poll.sock;
-	const struct proto_ops *ops;
 
-	if (!sock || !k->poll.whead)
-		return NULL;
-	ops = READ_ONCE(sock->ops);
+/* A socket's poll is lockless (above) with these ops and what k asks. */
+static bool kevent_sock_lockless(const struct kevent *k, const struct proto_ops *ops)
+{
 	if (ops->poll == tcp_poll)
-		return ops;
+		return true;
 	if (ops->family != PF_UNIX)
-		return NULL;
-	if (sock->type == SOCK_STREAM)
-		return ops;
-	return (READ_ONCE(k->poll.want) & KEVENT_POLL_WRITE) ? NULL : ops;
+		return false;
+	/* unix_dgram_poll()'s write test locks. */
+	return k->poll.sock->type == SOCK_STREAM ||
+	       !(READ_ONCE(k->poll.want) & KEVENT_POLL_WRITE);
 }
 
-/* The socket's poll mask now: its head's lock held, ops lockless (above). */
-static __poll_t kevent_sock_poll(struct kevent *k, const struct proto_ops *ops)
+/* k's file is polled in the waker (above); *ops: a socket's, else NULL. */
+static bool kevent_poll_lockless(const struct kevent *k, const struct proto_ops **ops)
+{
+	*ops = NULL;
+	if (!k->poll.whead)
+		return false;
+	if (k->poll.pipe)
+		return true;
+	if (!k->poll.sock)
+		return false;
+	*ops = READ_ONCE(k->poll.sock->ops);
+	return kevent_sock_lockless(k, *ops);
+}
+
+/*
+ * The file's poll mask now, by the lockless poll kevent_poll_lockless()
+ * found (ops: the socket's, NULL for a pipe); its head's lock held.
+ */
+static __poll_t kevent_lockless_poll(struct kevent *k, const struct proto_ops *ops)
 {
 	poll_table pt;
 
 	init_poll_funcptr(&pt, NULL);	/* no entry: poll_wait() hooks nothing */
 	pt._key = READ_ONCE(k->poll.want);
+	if (!ops)
+		return k->poll.file->f_op->poll(k->poll.file, &pt);
 	return ops->poll(k->poll.file, k->poll.sock, &pt);
 }
 
@@ -587,22 +608,22 @@ static __poll_t kevent_fd_mask(struct kevent *k)
 }
 
 /*
- * step(k, the file's poll mask now), in process context.  A socket that
- * is polled in the waker is polled, and step runs, under its head's lock,
+ * step(k, the file's poll mask now), in process context.  A file that is
+ * polled in the waker is polled, and step runs, under its head's lock,
  * in the order its wakers keep (above); any other file is polled
  * unlocked, as its kworker does.  Returns step's value.
  */
 static int kevent_fd_poll_then(struct kevent *k,
 			       int (*step)(struct kevent *k, __poll_t mask))
 {
-	const struct proto_ops *ops = kevent_poll_lockless(k);
+	const struct proto_ops *ops;
 	unsigned long flags;
 	int ret;
 
-	if (!ops)
+	if (!kevent_poll_lockless(k, &ops))
 		return step(k, kevent_fd_mask(k));
 	spin_lock_irqsave(&k->poll.whead->lock, flags);
-	ret = step(k, kevent_sock_poll(k, ops));
+	ret = step(k, kevent_lockless_poll(k, ops));
 	spin_unlock_irqrestore(&k->poll.whead->lock, flags);
 	return ret;
 }
@@ -631,10 +652,9 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 		return 0;
 	if (bits && kevent_poll_wake_keyed(k, bits))
 		return 0;
-	ops = kevent_poll_lockless(k);
-	if (ops) {
+	if (kevent_poll_lockless(k, &ops)) {
 		/* This head's lock is held: the poll and the fire in its order. */
-		kevent_poll_report(k, kevent_sock_poll(k, ops));
+		kevent_poll_report(k, kevent_lockless_poll(k, ops));
 		return 0;
 	}
 	queue_work(kevent_wq, &k->poll.work);
@@ -705,6 +725,14 @@ static void kevent_poll_put_file(struct kevent *k)
 	k->poll.file = NULL;
 }
 
+/* A pipe(2) end (pipefs has no other files): pipe_poll() is lockless. */
+static bool kevent_file_is_pipe(struct file *f)
+{
+	struct inode *inode = file_inode(f);
+
+	return inode->i_sb->s_magic == PIPEFS_MAGIC && S_ISFIFO(inode->i_mode);
+}
+
 /*
  * The ADD keeps k: wakeups may fire it from now on.  Those that came while
  * it was deciding were dropped (stopped), so the file is polled again
@@ -747,6 +775,7 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 	}
 	k->poll.file = f;
 	k->poll.sock = sock_from_file(f);
+	k->poll.pipe = kevent_file_is_pipe(f);
 	k->poll.whead = NULL;
 	k->poll.socket = socket;
 	k->poll.stopped = false;

@@ -129,8 +129,8 @@ struct kevent {
 			struct socket *sock;	/* the file's, NULL if none; fixed */
 			/*
 			 * The wait-queue head attach hooked, when it hooked
-			 * exactly one: a socket's, whose lock orders every
-			 * poll-and-fire of a kevent polled in the waker
+			 * exactly one: a socket's or pipe's, whose lock orders
+			 * every poll-and-fire of a kevent polled in the waker
 			 * (kevent_origins.c, "polling in the waker").
 			 */
 			wait_queue_head_t *whead;
@@ -139,6 +139,7 @@ struct kevent {
 			__poll_t want;		/* kernel poll bits that matter */
 			u32 event;		/* copy of uk.event for the work */
 			bool socket;
+			bool pipe;		/* a pipe(2) end; fixed */
 			bool stopped;		/* ONESHOT fired, BROKEN, or ADD undecided */
 			bool freed;		/* POLLFREE seen */
 		} poll;
