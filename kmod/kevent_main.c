@@ -28,8 +28,9 @@
  *  - Order: ctl_mutex -> ready_lock -> (poll_wq lock, task pi lock).
  *    Origins call kevent_fire() holding at most their own spinlock (the
  *    inode mark's lock, a watched file's wait-queue head lock) and never a
- *    lock of the queue: a keyed poll wakeup fires in the waker, other poll
- *    re-checks run in a kworker, hrtimers in hard irq, fsnotify in the
+ *    lock of the queue: a keyed poll wakeup that answers by itself, and any
+ *    wakeup of a TCP or AF_UNIX socket or a pipe, fire in the waker, other
+ *    poll re-checks run in a kworker, hrtimers in hard irq, fsnotify in the
  *    caller of the filesystem operation.  See kevent_origins.c and
  *    kevent_inode.c.
  *  - A delivered ONESHOT kevent becomes a zombie (off every list but the

@@ -11,11 +11,16 @@
  *  - The hrtimer callback runs in hard-irq context; it only calls
  *    kevent_fire(), which takes the queue's ready_lock with irqsave.
  *  - kevent_poll_wake() runs under the watched wait-queue head's lock, maybe
- *    in irq context, so it never calls ->poll() itself (that could take the
- *    same lock again).  A keyed wakeup whose key gives all k asks for fires
- *    k right there (kevent_poll_wake_keyed, as epoll's callback does); any
- *    other queues k->poll.work, which re-polls from a kworker.
+ *    in irq context, so it calls no ->poll() that may take a lock or sleep.
+ *    A keyed wakeup whose key gives all k asks for fires k right there
+ *    (kevent_poll_wake_keyed, as epoll's callback does); on a TCP or
+ *    AF_UNIX socket or a pipe, whose poll takes no lock, the poll runs there
+ *    and k fires with its answer ("polling in the waker": every poll-and-fire of
+ *    such a kevent holds that head's lock, which orders them); any other
+ *    wakeup queues k->poll.work, which re-polls from a kworker.
  *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
+ *  - attach hooks k with poll.stopped set, so no wakeup fires it before the
+ *    ADD decides; a kept k is polled again once it is open (kevent_fd_open).
  *  - POLLFREE: the head is going away (binder; signalfd, its other sender,
  *    is refused, D39).  The waker unhooks our entry while it holds the
  *    head's lock and publishes pwq->whead = NULL with release order as its
@@ -32,6 +37,7 @@
 #include <linux/rcupdate.h>
 #include <linux/nospec.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <uapi/linux/magic.h>
 
 #include "kevent_priv.h"
@@ -458,22 +464,38 @@ static u32 kevent_poll_match(struct kevent *k, __poll_t mask, u32 *data0,
 }
 
 /*
+ * k fires with what mask says, unless it stopped (ONESHOT fired, BROKEN,
+ * detached, or its ADD not decided yet).  A kevent_fd_poll_then() step.
+ */
+static int kevent_poll_report(struct kevent *k, __poll_t mask)
+{
+	u32 data0, data1, broken;
+
+	if (READ_ONCE(k->poll.stopped))
+		return 0;
+	broken = kevent_poll_match(k, mask, &data0, &data1);
+	if (!broken && !data0)
+		return 0;
+	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
+		WRITE_ONCE(k->poll.stopped, true);
+	return 0;
+}
+
+/*
  * A keyed wakeup that answers for k by itself: its key (the source's poll
  * bits that just became true) gives every bit k asks for, or an error.
  * Then k fires here, in the waker, as epoll's callback queues its item:
- * no kworker hop, no vfs_poll().  The wait queue's lock is held, so a
- * detach (remove_wait_queue) waits for this to end; kevent_fire takes only
+ * no poll at all.  The wait queue's lock is held, so a detach
+ * (remove_wait_queue) waits for this to end; kevent_fire takes only
  * ready_lock and the queue's poll_wq (the order of the LOCKING comment in
  * kevent_main.c).  A key that names only part of what k asks for, or no
- * key, goes through the kworker's full re-check as before: what vfs_poll()
- * would add to data0 must not be lost.  Returns true when k was handled.
+ * key, needs a poll of the file: what that would add to data0 must not
+ * be lost.  Returns true when k was handled.
  */
 static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
 {
 	u32 data0, data1, broken;
 
-	if (READ_ONCE(k->poll.stopped))
-		return true;
 	broken = kevent_poll_match(k, bits, &data0, &data1);
 	if (!broken && data0 != READ_ONCE(k->poll.event))
 		return false;
@@ -482,12 +504,137 @@ static bool kevent_poll_wake_keyed(struct kevent *k, __poll_t bits)
 	return true;
 }
 
+/* ---- polling in the waker ------------------------------------------ */
+
+/* D14: a file without ->poll() is always readable and writable. */
+#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+#define KEVENT_POLL_WRITE (EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND)
+
+/*
+ * A data wakeup's key seldom answers for a kevent by itself: a socket's
+ * (sock_def_readable) carries EPOLLIN, EPOLLPRI, EPOLLRDNORM and
+ * EPOLLRDBAND, a pipe's EPOLLIN and EPOLLRDNORM, never the hang-up, error
+ * or POLLRDHUP bits the kqueue front asks of every EVFILT_READ.  A re-poll
+ * in a kworker costs one or two context switches per event, so where the
+ * file's ->poll() takes no lock and never sleeps (Linux 6.1) it runs right
+ * in the waker, under the wait queue head's lock, and k fires with its
+ * answer:
+ *
+ *  - tcp_poll() (inet_stream_ops and inet6_stream_ops; exported, so known
+ *    by address): READ_ONCE loads of the socket's state, no socket lock by
+ *    design; a listener's inet_csk_listen_poll() looks at the accept
+ *    queue's head.  Its one side effect, the NOSPACE bits when the socket
+ *    is not writable, is what any poll of it does.
+ *  - unix_poll() (AF_UNIX SOCK_STREAM): READ_ONCE loads and lockless queue
+ *    looks.
+ *  - unix_dgram_poll() (AF_UNIX SOCK_DGRAM, SOCK_SEQPACKET): the same for
+ *    the read side, but its write test takes unix_state_lock() and hooks
+ *    the peer's peer_wait under that head's lock, which a waker may hold
+ *    (unix_dgram_peer_wake_relay wakes this head from inside it); so only
+ *    while k asks no write bit, and the poll is told so through the
+ *    poll_table's key (poll_requested_events()), which skips that test.
+ *  - the sk_is_readable() hooks they call (sockmap's) look at a list
+ *    under rcu_read_lock() only.
+ *  - pipe_poll(), of a pipe(2) end: a file of pipefs, which has no other
+ *    files and gives them all pipefifo_fops (6.1 exports neither, so the
+ *    superblock tells).  READ_ONCE loads of the ring's head and tail and
+ *    plain ones of the reader and writer counts, no pipe mutex; a read
+ *    end hooks rd_wait, a write end wr_wait.  A named FIFO's file lives on
+ *    another filesystem and keeps the kworker.
+ * The socket's own ->poll() is called, not sock_poll(): asked for every
+ * bit, that one may busy-poll the device (sk_busy_loop).  A socket whose
+ * ops change later (kTLS replaces inet_stream_ops) fails the test from
+ * then on.  Every other file keeps the kworker.
+ *
+ * Why the result is a full poll's (A8) and a HUP racing a data wakeup is
+ * never lost: every change of such a file's poll state is followed by a
+ * wakeup of this head (the contract epoll relies on), and every
+ * poll-and-fire of such a kevent, in a waker, the kworker, MODIFY, the
+ * LEVEL re-check (D43) or the end of its ADD, runs under this head's lock
+ * (kevent_fd_poll_then()).  So they run one at a time, each sees the
+ * change behind every wakeup before it, and no older poll's answer can
+ * replace a newer one on the ready list: a HUP's own wakeup (unkeyed)
+ * polls after the data wakeup's fire, or that poll already saw the HUP.
+ * The head lives as long as the socket or pipe, which k's file holds.
+ */
+
+/* A socket's poll is lockless (above) with these ops and what k asks. */
+static bool kevent_sock_lockless(const struct kevent *k, const struct proto_ops *ops)
+{
+	if (ops->poll == tcp_poll)
+		return true;
+	if (ops->family != PF_UNIX)
+		return false;
+	/* unix_dgram_poll()'s write test locks. */
+	return k->poll.sock->type == SOCK_STREAM ||
+	       !(READ_ONCE(k->poll.want) & KEVENT_POLL_WRITE);
+}
+
+/* k's file is polled in the waker (above); *ops: a socket's, else NULL. */
+static bool kevent_poll_lockless(const struct kevent *k, const struct proto_ops **ops)
+{
+	*ops = NULL;
+	if (!k->poll.whead)
+		return false;
+	if (k->poll.pipe)
+		return true;
+	if (!k->poll.sock)
+		return false;
+	*ops = READ_ONCE(k->poll.sock->ops);
+	return kevent_sock_lockless(k, *ops);
+}
+
+/*
+ * The file's poll mask now, by the lockless poll kevent_poll_lockless()
+ * found (ops: the socket's, NULL for a pipe); its head's lock held.
+ */
+static __poll_t kevent_lockless_poll(struct kevent *k, const struct proto_ops *ops)
+{
+	poll_table pt;
+
+	init_poll_funcptr(&pt, NULL);	/* no entry: poll_wait() hooks nothing */
+	pt._key = READ_ONCE(k->poll.want);
+	if (!ops)
+		return k->poll.file->f_op->poll(k->poll.file, &pt);
+	return ops->poll(k->poll.file, k->poll.sock, &pt);
+}
+
+/* The file's poll mask now, with no wait entry (D14: no ->poll(), constant). */
+static __poll_t kevent_fd_mask(struct kevent *k)
+{
+	if (file_can_poll(k->poll.file))
+		return vfs_poll(k->poll.file, NULL);
+	return k->poll.socket ? 0 : KEVENT_POLL_CONST;
+}
+
+/*
+ * step(k, the file's poll mask now), in process context.  A file that is
+ * polled in the waker is polled, and step runs, under its head's lock,
+ * in the order its wakers keep (above); any other file is polled
+ * unlocked, as its kworker does.  Returns step's value.
+ */
+static int kevent_fd_poll_then(struct kevent *k,
+			       int (*step)(struct kevent *k, __poll_t mask))
+{
+	const struct proto_ops *ops;
+	unsigned long flags;
+	int ret;
+
+	if (!kevent_poll_lockless(k, &ops))
+		return step(k, kevent_fd_mask(k));
+	spin_lock_irqsave(&k->poll.whead->lock, flags);
+	ret = step(k, kevent_lockless_poll(k, ops));
+	spin_unlock_irqrestore(&k->poll.whead->lock, flags);
+	return ret;
+}
+
 static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 			    int sync, void *key)
 {
 	struct kevent_pwq *pwq = container_of(wait, struct kevent_pwq, wait);
 	struct kevent *k = pwq->k;
 	__poll_t bits = key_to_poll(key);
+	const struct proto_ops *ops;
 
 	if (bits & POLLFREE) {
 		WRITE_ONCE(k->poll.freed, true);
@@ -497,11 +644,19 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 		smp_store_release(&pwq->whead, NULL);
 		return 0;
 	}
+	/* Nothing to report; an ADD still deciding polls after this. */
+	if (READ_ONCE(k->poll.stopped))
+		return 0;
 	/* A keyed wakeup for bits nobody asked for is no activity for k. */
 	if (bits && !(bits & READ_ONCE(k->poll.want)))
 		return 0;
 	if (bits && kevent_poll_wake_keyed(k, bits))
 		return 0;
+	if (kevent_poll_lockless(k, &ops)) {
+		/* This head's lock is held: the poll and the fire in its order. */
+		kevent_poll_report(k, kevent_lockless_poll(k, ops));
+		return 0;
+	}
 	queue_work(kevent_wq, &k->poll.work);
 	return 0;
 }
@@ -509,8 +664,6 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 static void kevent_poll_work(struct work_struct *work)
 {
 	struct kevent *k = container_of(work, struct kevent, poll.work);
-	__poll_t mask;
-	u32 data0, data1, broken;
 
 	if (READ_ONCE(k->poll.stopped))
 		return;
@@ -521,12 +674,7 @@ static void kevent_poll_work(struct work_struct *work)
 		kevent_fire(k, KEVENT_RET_BROKEN, 0, (u32)-EPIPE);
 		return;
 	}
-	mask = vfs_poll(k->poll.file, NULL);
-	broken = kevent_poll_match(k, mask, &data0, &data1);
-	if (!broken && !data0)
-		return;
-	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
-		WRITE_ONCE(k->poll.stopped, true);
+	kevent_fd_poll_then(k, kevent_poll_report);
 }
 
 static void kevent_ptable_proc(struct file *f, wait_queue_head_t *whead,
@@ -545,6 +693,8 @@ static void kevent_ptable_proc(struct file *f, wait_queue_head_t *whead,
 	init_waitqueue_func_entry(&pwq->wait, kevent_poll_wake);
 	pwq->whead = whead;
 	pwq->k = k;
+	/* A second head: no single lock orders k's polls (kevent_poll_lockless). */
+	k->poll.whead = list_empty(&k->poll.pwqs) ? whead : NULL;
 	list_add_tail(&pwq->link, &k->poll.pwqs);
 	add_wait_queue(whead, &pwq->wait);
 }
@@ -575,8 +725,34 @@ static void kevent_poll_put_file(struct kevent *k)
 	k->poll.file = NULL;
 }
 
-/* D14: a file without ->poll() is always readable and writable. */
-#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+/* A pipe(2) end (pipefs has no other files): pipe_poll() is lockless. */
+static bool kevent_file_is_pipe(struct file *f)
+{
+	struct inode *inode = file_inode(f);
+
+	return inode->i_sb->s_magic == PIPEFS_MAGIC && S_ISFIFO(inode->i_mode);
+}
+
+/*
+ * The ADD keeps k: wakeups may fire it from now on.  Those that came while
+ * it was deciding were dropped (stopped), so the file is polled again
+ * once the gate is open and k fires with what holds then (D42: ready now
+ * with ALWAYS_QUEUE fires here).  The full barrier orders the store of
+ * stopped before the poll's loads, against a waker's store of the state
+ * before its look at stopped (a wakeup takes the head's lock, a full
+ * barrier on x86; sockets pass skwq_has_sleeper()'s smp_mb() first):
+ * either the waker sees the gate open or this poll sees its change.  A
+ * POLLFREE while deciding left its work to the kworker, which returned.
+ */
+static void kevent_fd_open(struct kevent *k)
+{
+	WRITE_ONCE(k->poll.stopped, false);
+	smp_mb();
+	if (READ_ONCE(k->poll.freed))
+		queue_work(kevent_wq, &k->poll.work);
+	else
+		kevent_fd_poll_then(k, kevent_poll_report);
+}
 
 static int kevent_fd_attach(struct kevent *k, bool socket)
 {
@@ -598,6 +774,9 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		return -ENOTSOCK;
 	}
 	k->poll.file = f;
+	k->poll.sock = sock_from_file(f);
+	k->poll.pipe = kevent_file_is_pipe(f);
+	k->poll.whead = NULL;
 	k->poll.socket = socket;
 	k->poll.stopped = false;
 	k->poll.freed = false;
@@ -627,6 +806,12 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		return 1;
 	}
 
+	/*
+	 * Hooked, k could fire before this ADD decides, even onto the ready
+	 * list of a kevent answered at ADD and freed: no wakeup fires it
+	 * until kevent_fd_open().
+	 */
+	k->poll.stopped = true;
 	kpt.k = k;
 	kpt.err = 0;
 	init_poll_funcptr(&kpt.pt, kevent_ptable_proc);
@@ -641,19 +826,15 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 		kevent_poll_put_file(k);
 		return -ECONNRESET;
 	}
-	if (data0 && kevent_always_queue(k)) {
-		/* D42: registered, still hooked, and ready now. */
-		if (kevent_fire(k, 0, data0, data1))
-			WRITE_ONCE(k->poll.stopped, true);
-		return 0;
-	}
-	if (data0) {
+	if (data0 && !kevent_always_queue(k)) {
 		/* Ready at ADD: answered now, not kept (take13). */
 		kevent_poll_put_file(k);
 		k->uk.ret_data[0] = data0;
 		k->uk.ret_data[1] = data1;
 		return 1;
 	}
+	/* Kept; D42: still hooked, and fired if ready now. */
+	kevent_fd_open(k);
 	return 0;
 }
 
@@ -667,20 +848,11 @@ static int kevent_socket_attach(struct kevent *k)
 	return kevent_fd_attach(k, true);
 }
 
-static int kevent_fd_modify(struct kevent *k)
+/* MODIFY's step: a socket in error fails the entry, else k reports again. */
+static int kevent_fd_modify_step(struct kevent *k, __poll_t mask)
 {
-	__poll_t mask;
 	u32 data0, data1, broken;
 
-	WRITE_ONCE(k->poll.event, kevent_poll_event(k));
-	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
-	if (READ_ONCE(k->poll.freed))
-		return -EPIPE;
-	/* The new mask may match right now: re-evaluate at once (take13). */
-	if (file_can_poll(k->poll.file))
-		mask = vfs_poll(k->poll.file, NULL);
-	else
-		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
 	broken = kevent_poll_match(k, mask, &data0, &data1);
 	if (broken)
 		return -ECONNRESET;
@@ -690,26 +862,25 @@ static int kevent_fd_modify(struct kevent *k)
 	return 0;
 }
 
+static int kevent_fd_modify(struct kevent *k)
+{
+	WRITE_ONCE(k->poll.event, kevent_poll_event(k));
+	WRITE_ONCE(k->poll.want, kevent_poll_want(k));
+	if (READ_ONCE(k->poll.freed))
+		return -EPIPE;
+	/* The new mask may match right now: re-evaluate at once (take13). */
+	return kevent_fd_poll_then(k, kevent_fd_modify_step);
+}
+
 /*
  * D43: k was dequeued with KEVENT_REQ_LEVEL; a dequeue is starting.  If its
  * condition still holds it fires with a fresh result, as a wakeup would.
  */
 static void kevent_fd_level(struct kevent *k)
 {
-	__poll_t mask;
-	u32 data0, data1, broken;
-
 	if (READ_ONCE(k->poll.stopped) || READ_ONCE(k->poll.freed))
 		return;
-	if (file_can_poll(k->poll.file))
-		mask = vfs_poll(k->poll.file, NULL);
-	else
-		mask = k->poll.socket ? 0 : KEVENT_POLL_CONST;
-	broken = kevent_poll_match(k, mask, &data0, &data1);
-	if (!broken && !data0)
-		return;
-	if (kevent_fire(k, broken, data0, broken ? (u32)-ECONNRESET : data1))
-		WRITE_ONCE(k->poll.stopped, true);
+	kevent_fd_poll_then(k, kevent_poll_report);
 }
 
 static void kevent_fd_detach(struct kevent *k)

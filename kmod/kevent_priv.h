@@ -108,6 +108,7 @@ struct kevent_origin {
 
 
 struct kevent_pwq;
+struct socket;
 
 struct kevent {
 	struct list_head hnode;		/* queue->table bucket, ctl_mutex */
@@ -125,12 +126,21 @@ struct kevent {
 		} timer;
 		struct {
 			struct file *file;	/* held: A7 */
+			struct socket *sock;	/* the file's, NULL if none; fixed */
+			/*
+			 * The wait-queue head attach hooked, when it hooked
+			 * exactly one: a socket's or pipe's, whose lock orders
+			 * every poll-and-fire of a kevent polled in the waker
+			 * (kevent_origins.c, "polling in the waker").
+			 */
+			wait_queue_head_t *whead;
 			struct list_head pwqs;	/* attach/detach only, ctl_mutex */
 			struct work_struct work;	/* re-check off the waker */
 			__poll_t want;		/* kernel poll bits that matter */
 			u32 event;		/* copy of uk.event for the work */
 			bool socket;
-			bool stopped;		/* ONESHOT fired or BROKEN */
+			bool pipe;		/* a pipe(2) end; fixed */
+			bool stopped;		/* ONESHOT fired, BROKEN, or ADD undecided */
 			bool freed;		/* POLLFREE seen */
 		} poll;
 		/*
