@@ -6,7 +6,11 @@
  * 4: the count in ret_data[1] (D67).
  */
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
+#include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -434,6 +439,70 @@ KTEST_REVS(socket, data_tcp_listener_backlog, 4, KTEST_OPEN)
 	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
 	cr_assert_eq(uk.ret_data[0], (__u32)POLLIN, "%#x", uk.ret_data[0]);
 	cr_assert_eq(uk.ret_data[1], 2u, "POLL on the listener: %u", uk.ret_data[1]);
+	close(cli[0]);
+	close(cli[1]);
+	close(lst);
+	close(kfd);
+}
+
+/*
+ * D67: an AF_UNIX listener counts its waiting connections too.  The module
+ * reads its queue; the daemon asks sock_diag (unix_diag), which a kernel
+ * may lack: then this process cannot ask it either, and the test skips
+ * there (docs/abi.md section 9).
+ */
+static bool unix_diag_here(int lst)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} q = { .h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
+		       .udiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } };
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct stat st;
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	bool ok = false;
+
+	if (nl < 0 || fstat(lst, &st) < 0)
+		return false;
+	q.r.udiag_ino = (__u32)st.st_ino;
+	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q) &&
+	    recv(nl, &a, sizeof(a), MSG_DONTWAIT) > 0)
+		ok = a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY;
+	close(nl);
+	return ok;
+}
+
+KTEST_REVS(socket, data_unix_listener_backlog, 4, KTEST_OPEN)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int kfd, lst, cli[2];
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	lst = make_listener(AF_UNIX, &ss, &len);
+	if (kt_backend() != KEVENT_BACKEND_MODULE && !unix_diag_here(lst))
+		cr_skip_test("this kernel answers no sock_diag for AF_UNIX (no unix_diag): the "
+			     "daemon cannot see an AF_UNIX listener's queue (abi.md section 9)");
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)lst, 0, S(ACCEPT), 0, 1));
+	for (int i = 0; i < 2; i++) {
+		cli[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert(cli[i] >= 0);
+		cr_assert_eq(connect(cli[i], (struct sockaddr *)&ss, len), 0, "connect: %s",
+			     strerror(errno));
+		if (!i)
+			cr_assert(kt_wait_ready(kfd, 1, 5000), "ACCEPT fired");
+	}
+	struct ukevent e = kt_get_one(kfd, "ACCEPT");
+	cr_assert_eq(e.ret_data[0], (__u32)S(ACCEPT), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 2u, "D67: the accept queue at the delivery, got %u",
+		     e.ret_data[1]);
 	close(cli[0]);
 	close(cli[1]);
 	close(lst);

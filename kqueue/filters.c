@@ -188,8 +188,9 @@ static unsigned int socket_error(const struct knote *kn, int fd)
  * bytes readable, a listener's queue or the free space, read by the device
  * at the delivery; pipes, FIFOs and sockets only), or -1 where the library
  * reads it itself: below revision 4, with no report this call, for any
- * other file, and for a count of 0 (an EOF, or a backend that cannot see
- * an AF_UNIX listener's queue: abi.md section 9), where FIONREAD decides.
+ * other file, and for a count of 0 (an EOF, or a daemon whose kernel has
+ * no unix_diag for an AF_UNIX listener: abi.md section 9), where FIONREAD
+ * decides.
  */
 static intptr_t device_count(const struct knote *kn, const unsigned int *count)
 {

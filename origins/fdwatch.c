@@ -20,7 +20,7 @@
  *         POLLERR -> BROKEN with ret_data[1] = -ECONNRESET (the real error
  *         stays on the socket: the daemon never reads SO_ERROR, A7).
  *         ACCEPT on TCP: ret_data[1] = accept queue length (TCP_INFO
- *         tcpi_unacked of a listener); 0 for AF_UNIX.
+ *         tcpi_unacked of a listener); 0 for AF_UNIX (below revision 4).
  *
  * Revision 4 (D67): every delivered record's ret_data[1] is the count of
  * kwatch_count, read at the delivery on the duplicate (the same open file
@@ -38,8 +38,15 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
+#include <linux/unix_diag.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -226,6 +233,73 @@ static int kcount_listening(const struct kwatch *w)
 
 static __u32 ksocket_backlog(const struct kwatch *w);
 
+/* UNIX_DIAG_RQLEN's receive queue in a sock_diag answer: a listener's backlog. */
+static long long kcount_rqlen(const struct nlmsghdr *h, long n)
+{
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	const struct rtattr *a = (const struct rtattr *)(m + 1);
+	int len;
+
+	if (n < (long)NLMSG_LENGTH(sizeof(*m)) || !NLMSG_OK(h, n) ||
+	    h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return 0;
+	len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == UNIX_DIAG_RQLEN &&
+		    RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen))
+			return ((const struct unix_diag_rqlen *)RTA_DATA(a))->udiag_rqueue;
+	return 0;
+}
+
+/*
+ * An AF_UNIX listener's accept queue: no ioctl or socket option tells it
+ * (SIOCINQ refuses a listener), only sock_diag by the socket's inode
+ * (unix_diag, loaded on demand; in the daemon's network namespace).  The
+ * kernel answers within send(); 0 where it cannot (docs/abi.md section 9).
+ */
+static long long kcount_unix_backlog(const struct kwatch *w)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} q = { .h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_RQLEN,
+		       .udiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } };
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct stat st;
+	long long v = 0;
+	long n;
+	int nl;
+
+	if (fstat(w->dup, &st) < 0)	/* classified a socket already (B3) */
+		return 0;
+	q.r.udiag_ino = (__u32)st.st_ino;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return 0;
+	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q)) {
+		n = recv(nl, &a, sizeof(a), MSG_DONTWAIT);
+		v = kcount_rqlen(&a.h, n);
+	}
+	close(nl);
+	return v;
+}
+
+/* A listener's waiting connections: TCP's TCP_INFO, AF_UNIX's sock_diag. */
+static __u32 kcount_backlog(const struct kwatch *w)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(w->dup, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX)
+		return kcount_clamp(kcount_unix_backlog(w));
+	return ksocket_backlog(w);
+}
+
 /*
  * D67: the count for the bits fired: readable ones (POLLIN, POLLRDNORM;
  * SOCKET RECV, ACCEPT) count the bytes to read, or a listener's waiting
@@ -244,8 +318,7 @@ static __u32 kwatch_count_of(const struct kwatch *w, __u32 fired)
 	if (w->kind != KFD_PIPE && w->kind != KFD_SOCKET)
 		return 0;
 	if (fired & in)
-		return kcount_listening(w) ? ksocket_backlog(w)
-					   : kcount_clamp(kcount_readable(w));
+		return kcount_listening(w) ? kcount_backlog(w) : kcount_clamp(kcount_readable(w));
 	if (fired & out)
 		return kcount_clamp(kcount_writable(w));
 	return 0;
