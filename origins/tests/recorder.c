@@ -137,11 +137,18 @@ void rec_teardown(void)
 int rec_add(struct kitem *k, const struct ukevent *uk, const struct kcaller *c,
 	    struct korigin_result *res)
 {
+	return rec_add_rev(k, uk, c, res, 1);
+}
+
+int rec_add_rev(struct kitem *k, const struct ukevent *uk, const struct kcaller *c,
+		struct korigin_result *res, unsigned int revision)
+{
 	const struct korigin_ops *ops = rec_ops(uk->type);
 	int ret;
 
 	memset(k, 0, sizeof(*k));
 	k->uk = *uk;
+	k->revision = revision;
 	memset(res, 0, sizeof(*res));
 	if (!ops)
 		return -EINVAL;	/* what the core answers for NAIO/AIO */

@@ -37,6 +37,9 @@ void rec_teardown(void);
 /* ADD through the registered ops; returns what attach returned. */
 int rec_add(struct kitem *k, const struct ukevent *uk, const struct kcaller *c,
 	    struct korigin_result *res);
+/* ADD on a queue of this revision (rec_add: revision 1). */
+int rec_add_rev(struct kitem *k, const struct ukevent *uk, const struct kcaller *c,
+		struct korigin_result *res, unsigned int revision);
 int rec_modify(struct kitem *k, __u32 event, __u32 req_flags, struct korigin_result *res);
 void rec_remove(struct kitem *k);
 /* GET_EVENTS of one item: clears ready, returns the pending result. */
