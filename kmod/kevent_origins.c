@@ -608,14 +608,16 @@ static struct pipe_inode_info *kevent_pipe_of(struct file *f)
 /* The bytes in a pipe, as FIONREAD sums them. */
 static s64 kevent_pipe_bytes(struct pipe_inode_info *pipe)
 {
-	unsigned int head, tail, mask;
+	unsigned int head, tail, mask, used;
 	s64 n = 0;
 
 	spin_lock_irq(&pipe->rd_wait.lock);
-	head = pipe->head;
-	tail = pipe->tail;
+	head = READ_ONCE(pipe->head);
+	tail = READ_ONCE(pipe->tail);
 	mask = pipe->ring_size - 1;
-	for (; tail != head && n >= 0; tail++)
+	/* splice moves tail under the pipe's mutex only: never past the ring */
+	used = min(head - tail, pipe->ring_size);
+	for (; used; used--, tail++)
 		n += READ_ONCE(pipe->bufs[tail & mask].len);
 	spin_unlock_irq(&pipe->rd_wait.lock);
 	return n;
