@@ -1427,7 +1427,6 @@ fault:
 	return -EFAULT;
 }
 
-
 static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 			 const struct kevent_wait_arg *a)
 {
