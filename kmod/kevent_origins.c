@@ -665,9 +665,12 @@ static s64 kevent_count_in(struct file *f)
 		return kevent_pipe_bytes(pipe);
 	if (!sock || !sock->sk)
 		return 0;
-	if (READ_ONCE(sock->sk->sk_state) == TCP_LISTEN)
-		return READ_ONCE(sock->sk->sk_ack_backlog);
-	return kevent_sk_readable(sock->sk);
+	if (READ_ONCE(sock->sk->sk_state) != TCP_LISTEN)
+		return kevent_sk_readable(sock->sk);
+	/* AF_UNIX queues connections as skbs, not in sk_ack_backlog (unix_diag's RQLEN) */
+	if (sock->sk->sk_family == AF_UNIX)
+		return skb_queue_len_lockless(&sock->sk->sk_receive_queue);
+	return READ_ONCE(sock->sk->sk_ack_backlog);
 }
 
 /* The free space to write: F_GETPIPE_SZ less the bytes, or the socket's. */
