@@ -3,7 +3,7 @@
  * The poll origin end to end: pipes and socketpairs, ret_data[0] = bits
  * that fired ∩ event with POLLHUP/POLLERR as ordinary bits (A8, D13),
  * regular files (D14), edge-like re-fire (A6, D21), held files (A7), the
- * anon-inode kinds of D39.
+ * anon-inode kinds of D39; revision 4: the count in ret_data[1] (D67).
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -12,8 +12,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/sockios.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -683,5 +687,208 @@ KTEST_REVS(poll, pollrdhup_on_peer_shutdown, 2, KTEST_OPEN)
 	close(sv[0]);
 	close(sv[1]);
 	close(raw);
+	close(kfd);
+}
+
+/* ---- revision 4: the count in ret_data[1] (D67) ---- */
+
+/* D67: a pipe's free space as the rule states it: capacity less its bytes. */
+static __u32 pipe_free(int fd)
+{
+	int cap = fcntl(fd, F_GETPIPE_SZ), n = -1;
+
+	cr_assert(cap > 0, "F_GETPIPE_SZ: %s", strerror(errno));
+	cr_assert_eq(ioctl(fd, FIONREAD, &n), 0, "FIONREAD: %s", strerror(errno));
+	return (__u32)(cap - n);
+}
+
+/* D67: a socket's free space: its send buffer less what it queued. */
+static __u32 sock_free(int fd)
+{
+	int size = 0, used = -1;
+	socklen_t len = sizeof(size);
+
+	cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len), 0);
+	cr_assert_eq(ioctl(fd, SIOCOUTQ, &used), 0, "SIOCOUTQ: %s", strerror(errno));
+	return size > used ? (__u32)(size - used) : 0;
+}
+
+static void write_n(int fd, size_t n)
+{
+	char buf[256] = { 0 };
+
+	cr_assert(n <= sizeof(buf));
+	cr_assert_eq(write(fd, buf, n), (ssize_t)n, "write: %s", strerror(errno));
+}
+
+/*
+ * D67: bytes readable, read at the delivery: bytes read after the fire
+ * (no new POLLIN activity, so no fire) are not counted.
+ */
+KTEST_REVS(poll, data_pipe_bytes_readable, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	char buf[8];
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN) | P(POLLRDNORM), 0, 1));
+	write_n(p[1], 7);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the write fired");
+	cr_assert_eq(read(p[0], buf, 3), 3);
+	struct ukevent e = kt_get_one(kfd, "pipe with 7 bytes written, 3 read");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE);
+	cr_assert_eq(e.ret_data[0], (__u32)(P(POLLIN) | P(POLLRDNORM)), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 4u, "D67: the bytes at the delivery, got %u", e.ret_data[1]);
+	write_n(p[1], 5);
+	e = kt_get_one(kfd, "five more");
+	cr_assert_eq(e.ret_data[1], 9u, "D67: 4 + 5 bytes, got %u", e.ret_data[1]);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D67: a pipe's write end counts the free space, read at the delivery. */
+KTEST_REVS(poll, data_pipe_free_space, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	kt_pipe(p);
+	write_n(p[1], 100);
+	/* writable at ADD: ALWAYS_QUEUE (D42) queues it, so GET_EVENTS delivers it */
+	kt_add_queued(kfd, kt_uk_poll(p[1], P(POLLOUT), KEVENT_REQ_ALWAYS_QUEUE, 2));
+	write_n(p[1], 50);
+	struct ukevent e = kt_get_one(kfd, "the write end");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLOUT), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], pipe_free(p[1]), "D67: capacity less 150 bytes, got %u",
+		     e.ret_data[1]);
+	cr_assert_eq(e.ret_data[1], (__u32)fcntl(p[1], F_GETPIPE_SZ) - 150u);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D67: a stream socketpair: bytes readable, and the peer's free space. */
+KTEST_REVS(poll, data_socketpair_bytes_readable, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), sv[2];
+	struct ukevent uk;
+
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_add_queued(kfd, kt_uk_poll(sv[0], P(POLLIN), 0, 1));
+	write_n(sv[1], 11);
+	struct ukevent e = kt_get_one(kfd, "11 bytes sent");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 11u, "D67: FIONREAD's 11, got %u", e.ret_data[1]);
+	/* the sender's free space: its buffer less the 11 bytes' charge */
+	__u32 before = sock_free(sv[1]);
+	uk = kt_uk_poll(sv[1], P(POLLOUT) | P(POLLIN), 0, 2);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[0], (__u32)P(POLLOUT), "%#x", uk.ret_data[0]);
+	cr_assert_eq(uk.ret_data[1], before, "D67: SO_SNDBUF - SIOCOUTQ %u, got %u", before,
+		     uk.ret_data[1]);
+	cr_assert_eq(before, sock_free(sv[1]), "nothing moved meanwhile");
+	close(sv[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/* D67, D31: an answer at ADD is a delivery and carries the count; a FIFO too. */
+KTEST_REVS(poll, data_ready_at_add, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], fifo;
+	char path[] = "/tmp/kt-fifo-XXXXXX";
+	struct ukevent uk[3];
+
+	kt_pipe(p);
+	write_n(p[1], 5);
+	cr_assert(mkdtemp(path));
+	char name[64];
+	snprintf(name, sizeof(name), "%s/f", path);
+	cr_assert_eq(mkfifo(name, 0600), 0, "mkfifo: %s", strerror(errno));
+	fifo = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(fifo >= 0, "open FIFO: %s", strerror(errno));
+	unlink(name);
+	rmdir(path);
+	write_n(fifo, 9);
+	uk[0] = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	uk[1] = kt_uk_poll(p[1], P(POLLOUT), 0, 2);
+	uk[2] = kt_uk_poll(fifo, P(POLLRDNORM), 0, 3);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk), 3, "all three ready at ADD");
+	cr_assert_eq(uk[0].ret_data[1], 5u, "read end: %u", uk[0].ret_data[1]);
+	cr_assert_eq(uk[1].ret_data[1], pipe_free(p[1]), "write end: %u", uk[1].ret_data[1]);
+	cr_assert_eq(uk[2].ret_data[0], (__u32)P(POLLRDNORM), "%#x", uk[2].ret_data[0]);
+	cr_assert_eq(uk[2].ret_data[1], 9u, "FIFO: %u", uk[2].ret_data[1]);
+	close(fifo);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D67: the slot a WAIT stores in the kevent_uring carries the count too. */
+KTEST_REVS(poll, data_ring_wait, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct kevent_uring *r = ring_new(4);
+	char buf[4];
+
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	cr_assert_eq(ring_init(kfd, r, 4), 0);
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	write_n(p[1], 12);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the write fired");
+	cr_assert_eq(read(p[0], buf, 2), 2);
+	cr_assert_eq(wait_rc(kfd, 4, 0, ts_zero, 0), 1);
+	cr_assert_eq(r->event[0].user[0], 1u);
+	cr_assert_eq(r->event[0].ret_data[0], (__u32)P(POLLIN), "%#x", r->event[0].ret_data[0]);
+	cr_assert_eq(r->event[0].ret_data[1], 10u, "D67: 12 - 2 bytes, got %u",
+		     r->event[0].ret_data[1]);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+	free(r);
+}
+
+/* D67: a file that is no pipe, FIFO or socket has no count: 0. */
+KTEST_REVS(poll, data_regular_file_zero, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR);
+	char path[] = "/tmp/kt-regular-XXXXXX";
+	int f = mkstemp(path), efd = eventfd(3, EFD_CLOEXEC);
+	struct ukevent uk[2];
+
+	cr_assert(f >= 0 && efd >= 0);
+	unlink(path);
+	write_n(f, 100);
+	cr_assert_eq(lseek(f, 0, SEEK_SET), 0);
+	uk[0] = kt_uk_poll(f, P(POLLIN) | P(POLLOUT), 0, 1);
+	uk[1] = kt_uk_poll(efd, P(POLLIN), 0, 2);
+	cr_assert_eq(kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk), 2);
+	cr_assert_eq(uk[0].ret_data[0], (__u32)(P(POLLIN) | P(POLLOUT)), "%#x", uk[0].ret_data[0]);
+	cr_assert_eq(uk[0].ret_data[1], 0u, "regular file: %u", uk[0].ret_data[1]);
+	cr_assert_eq(uk[1].ret_data[0], (__u32)P(POLLIN), "%#x", uk[1].ret_data[0]);
+	cr_assert_eq(uk[1].ret_data[1], 0u, "eventfd: %u", uk[1].ret_data[1]);
+	close(efd);
+	close(f);
+	close(kfd);
+}
+
+/* D67: below revision 4 ret_data[1] of a POLL record stays 0. */
+KTEST_REVS(poll, data_zero_below_revision_4, 1, 3)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	write_n(p[1], 5);
+	struct ukevent e = kt_get_one(kfd, "5 bytes");
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN));
+	cr_assert_eq(e.ret_data[1], 0u, "revision %d: %u", kt_rev(), e.ret_data[1]);
+	uk = kt_uk_poll(p[1], P(POLLOUT), 0, 2);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[1], 0u, "ready at ADD, revision %d: %u", kt_rev(), uk.ret_data[1]);
+	close(p[0]);
+	close(p[1]);
 	close(kfd);
 }

@@ -2,15 +2,23 @@
 /*
  * The socket origin (A3 extension, A8): ACCEPT when a listening socket is
  * readable, RECV when readable (data or EOF), SEND when writable, POLLERR
- * -> BROKEN|DONE; one rule for TCP over loopback and AF_UNIX.
+ * -> BROKEN|DONE; one rule for TCP over loopback and AF_UNIX.  Revision
+ * 4: the count in ret_data[1] (D67).
  */
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/sockios.h>
+#include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -153,13 +161,14 @@ static void recv_send_case(int family)
 	close(kfd);
 }
 
-KTEST(socket, tcp_accept_recv_send)
+/* A8; D67 gives ret_data[1] a count from revision 4 on (socket/data_*). */
+KTEST_REVS(socket, tcp_accept_recv_send, 1, 3)
 {
 	kt_require_type(KEVENT_SOCKET);
 	recv_send_case(AF_INET);
 }
 
-KTEST(socket, unix_accept_recv_send)
+KTEST_REVS(socket, unix_accept_recv_send, 1, 3)
 {
 	kt_require_type(KEVENT_SOCKET);
 	recv_send_case(AF_UNIX);
@@ -381,5 +390,200 @@ KTEST_REVS(socket, always_queue_broken_at_add_is_answered, 2, KTEST_OPEN)
 	cr_assert_eq(kt_queue_ready(kfd), 0u);
 	close(srv);
 	close(lst);
+	close(kfd);
+}
+
+/* ---- revision 4: the count in ret_data[1] (D67) ---- */
+
+/* TCP_INFO's tcpi_unacked of a listener: its accept queue now. */
+static unsigned int tcp_backlog(int lst)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	cr_assert_eq(getsockopt(lst, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
+	return ti.tcpi_unacked;
+}
+
+/*
+ * D67: a listener counts the connections waiting in its accept queue, at
+ * the delivery: the second connection came after ACCEPT fired.  POLLIN of
+ * a POLL kevent on it counts the same.
+ */
+KTEST_REVS(socket, data_tcp_listener_backlog, 4, KTEST_OPEN)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int kfd, lst, cli[2];
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	lst = make_listener(AF_INET, &ss, &len);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)lst, 0, S(ACCEPT), 0, 1));
+	for (int i = 0; i < 2; i++) {
+		cli[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert(cli[i] >= 0);
+		cr_assert_eq(connect(cli[i], (struct sockaddr *)&ss, len), 0, "connect: %s",
+			     strerror(errno));
+		if (!i)
+			cr_assert(kt_wait_ready(kfd, 1, 5000), "ACCEPT fired");
+	}
+	for (int i = 0; i < 500 && tcp_backlog(lst) < 2; i++)
+		kt_sleep_ms(10);	/* the handshake's last ACK, on loopback */
+	cr_assert_eq(tcp_backlog(lst), 2u, "two connections wait");
+	struct ukevent e = kt_get_one(kfd, "ACCEPT");
+	cr_assert_eq(e.ret_data[0], (__u32)S(ACCEPT), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 2u, "D67: the accept queue at the delivery, got %u",
+		     e.ret_data[1]);
+	struct ukevent uk = kt_uk_poll(lst, POLLIN, 0, 2);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_data[0], (__u32)POLLIN, "%#x", uk.ret_data[0]);
+	cr_assert_eq(uk.ret_data[1], 2u, "POLL on the listener: %u", uk.ret_data[1]);
+	close(cli[0]);
+	close(cli[1]);
+	close(lst);
+	close(kfd);
+}
+
+/*
+ * D67: an AF_UNIX listener counts its waiting connections too.  The module
+ * reads its queue; the daemon asks sock_diag (unix_diag), which a kernel
+ * may lack: then this process cannot ask it either, and the test skips
+ * there (docs/abi.md section 9).
+ */
+static bool unix_diag_here(int lst)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} q = { .h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
+		       .udiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } };
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct stat st;
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	bool ok = false;
+
+	if (nl < 0 || fstat(lst, &st) < 0)
+		return false;
+	q.r.udiag_ino = (__u32)st.st_ino;
+	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q) &&
+	    recv(nl, &a, sizeof(a), MSG_DONTWAIT) > 0)
+		ok = a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY;
+	close(nl);
+	return ok;
+}
+
+KTEST_REVS(socket, data_unix_listener_backlog, 4, KTEST_OPEN)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int kfd, lst, cli[2];
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	lst = make_listener(AF_UNIX, &ss, &len);
+	if (kt_backend() != KEVENT_BACKEND_MODULE && !unix_diag_here(lst))
+		cr_skip_test("this kernel answers no sock_diag for AF_UNIX (no unix_diag): the "
+			     "daemon cannot see an AF_UNIX listener's queue (abi.md section 9)");
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)lst, 0, S(ACCEPT), 0, 1));
+	for (int i = 0; i < 2; i++) {
+		cli[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert(cli[i] >= 0);
+		cr_assert_eq(connect(cli[i], (struct sockaddr *)&ss, len), 0, "connect: %s",
+			     strerror(errno));
+		if (!i)
+			cr_assert(kt_wait_ready(kfd, 1, 5000), "ACCEPT fired");
+	}
+	struct ukevent e = kt_get_one(kfd, "ACCEPT");
+	cr_assert_eq(e.ret_data[0], (__u32)S(ACCEPT), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 2u, "D67: the accept queue at the delivery, got %u",
+		     e.ret_data[1]);
+	close(cli[0]);
+	close(cli[1]);
+	close(lst);
+	close(kfd);
+}
+
+/* D67: a socket's send buffer less what it queued (SO_SNDBUF - SIOCOUTQ). */
+static void sndbuf_free(int fd, unsigned int *lo, unsigned int *hi, bool first)
+{
+	int size = 0, used = 0;
+	socklen_t len = sizeof(size);
+	unsigned int v;
+
+	cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len), 0);
+	cr_assert_eq(ioctl(fd, SIOCOUTQ, &used), 0, "SIOCOUTQ: %s", strerror(errno));
+	v = size > used ? (unsigned int)(size - used) : 0;
+	if (first)
+		*lo = v;
+	else
+		*hi = v;
+}
+
+/*
+ * D67: RECV counts the bytes readable, SEND the free space, on TCP and on
+ * an AF_UNIX socketpair.  TCP's queue shrinks as the peer's ACKs come, so
+ * its free space is taken between a reading before and one after.
+ */
+static void data_recv_send(int cli, int srv)
+{
+	int kfd = kt_open(O_RDWR);
+	unsigned int lo, hi;
+	char buf[16];
+
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)srv, 0, S(RECV), 0, 1));
+	cr_assert_eq(send(cli, "hello, world", 12, 0), 12);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "RECV fired");
+	cr_assert_eq(recv(srv, buf, 2, 0), 2);
+	struct ukevent e = kt_get_one(kfd, "RECV");
+	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 10u, "D67: 12 - 2 bytes, got %u", e.ret_data[1]);
+	sndbuf_free(cli, &lo, &hi, true);
+	struct ukevent snd = kt_uk(KEVENT_SOCKET, (__u32)cli, 0, S(SEND), 0, 2);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &snd, 1);
+	sndbuf_free(cli, &lo, &hi, false);
+	cr_assert_eq(snd.ret_data[0], (__u32)S(SEND), "%#x", snd.ret_data[0]);
+	cr_assert(snd.ret_data[1] >= lo && snd.ret_data[1] <= hi,
+		  "D67: free space %u, not in [%u, %u]", snd.ret_data[1], lo, hi);
+	cr_assert(snd.ret_data[1] > 0);
+	close(kfd);
+}
+
+KTEST_REVS(socket, data_recv_and_send, 4, KTEST_OPEN)
+{
+	int lst, cli, srv, sv[2];
+
+	kt_require_type(KEVENT_SOCKET);
+	tcp_conn(&lst, &cli, &srv);
+	data_recv_send(cli, srv);
+	close(cli);
+	close(srv);
+	close(lst);
+	kt_socketpair(SOCK_STREAM, sv);
+	data_recv_send(sv[1], sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* D67: below revision 4 RECV's ret_data[1] stays 0 with bytes waiting. */
+KTEST_REVS(socket, data_zero_below_revision_4, 1, 3)
+{
+	int kfd, sv[2];
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV), 0, 1));
+	cr_assert_eq(send(sv[1], "abc", 3, 0), 3);
+	struct ukevent e = kt_get_one(kfd, "RECV");
+	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 0u, "revision %d: %u", kt_rev(), e.ret_data[1]);
+	close(sv[0]);
+	close(sv[1]);
 	close(kfd);
 }

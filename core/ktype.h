@@ -65,6 +65,16 @@ struct ktype {
 	void (*undeliver)(struct kitem *k);
 	/* D61: QUERY (q->lock held); NULL: the entry fails -EINVAL. */
 	void (*query)(struct kitem *k, struct ukevent_ext *e);
+	/*
+	 * D67, under KR_DATA only: at delivery, a record that is not BROKEN
+	 * gets the source's count for the bits it reports (out->ret_data[0])
+	 * in ret_data[1], read now, as FreeBSD's filters compute kevent data
+	 * at scan time.  Called after the dequeue took k, with q->ctl held and
+	 * q->lock NOT held: the count may cost a system call, and the origins'
+	 * fires must not wait for it (k stays: only q->ctl frees kitems).
+	 * NULL: ret_data[1] is the result's, as below revision 4.
+	 */
+	void (*data)(struct kitem *k, struct ukevent *out);
 };
 
 /* The descriptor of type, or NULL for a type no table row describes. */

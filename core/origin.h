@@ -69,6 +69,16 @@ struct korigin_ops {
 	 * has level set: POLL and SOCKET, core/types.c).
 	 */
 	void (*level)(struct kitem *k);
+	/*
+	 * D67: the count a delivered record of k carries in ret_data[1] on a
+	 * queue with the rule (korigin_counts), for the bits it reports
+	 * (fired, its ret_data[0]), read from the source now and saturated at
+	 * 2^32 - 1.  Called through the type's descriptor (ktype.h data)
+	 * between a successful attach() and detach(), with the queue's
+	 * control mutex held and no core lock; it may take the origin's lock.
+	 * NULL: the records carry 0.
+	 */
+	__u32 (*count)(struct kitem *k, __u32 fired);
 };
 
 /*
@@ -112,6 +122,14 @@ int korigin_inode_notes(const struct kitem *k);
  * the core then queues it instead of answering it by ADD.
  */
 int korigin_always_queue(const struct kitem *k);
+
+/*
+ * D67: k's records carry its source's count in ret_data[1] (its queue's
+ * revision has the rule and its type's descriptor a data hook).  Then an
+ * attach() that answers 1 fills ret_data[1] with count() itself: the core
+ * cannot ask the origin for k once attach() returned 1.
+ */
+int korigin_counts(const struct kitem *k);
 
 /*
  * Revision 3, KEVENT_POSIX_TIMER (D58, D61).  The core keeps each timer's

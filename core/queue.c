@@ -67,6 +67,11 @@ int korigin_inode_notes(const struct kitem *k)
 	return kq_rule(k->q, KR_INODE_NOTES);
 }
 
+int korigin_counts(const struct kitem *k)
+{
+	return kq_rule(k->q, KR_DATA) && k->kt->data;
+}
+
 int korigin_always_queue(const struct kitem *k)
 {
 	return kq_rule(k->q, KR_ALWAYS_QUEUE) && k->kt->always_queue &&
@@ -1086,6 +1091,20 @@ static inline struct kitem *take_one(struct kqueue *q, struct take_cursor *c,
 	return k;
 }
 
+/*
+ * D67: the counts of the n records just taken, read from their sources at
+ * this delivery (q->ctl held, q->lock dropped: ktype.h data).  A BROKEN
+ * record keeps its -errno.
+ */
+static void take_data(struct kitem *const *ks, struct ukevent *buf, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (ks[i]->kt->data && !(buf[i].ret_flags & KEVENT_RET_BROKEN))
+			ks[i]->kt->data(ks[i], &buf[i]);
+}
+
 /* n kevents were taken through c (q->lock held). */
 static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int n)
 {
@@ -1105,6 +1124,8 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 		       const struct kuaccess *ua, unsigned int ready)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
+	struct kitem *ksmall[TAKE_ON_STACK], **ks = NULL;
+	bool data = kq_rule(q, KR_DATA);
 	struct klist done, *pos, *tmp;
 	struct take_cursor c;
 	unsigned int n, i;
@@ -1113,8 +1134,12 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	n = ready < max_nr ? ready : max_nr;
 	if (!n)
 		return 0;
-	if (n > TAKE_ON_STACK && !(buf = kcore_alloc_raw(q->core, n * UKSZ)))
+	/* D67: which kitem each record is, for its count; one allocation as before */
+	if (n > TAKE_ON_STACK &&
+	    !(buf = kcore_alloc_raw(q->core, n * (UKSZ + (data ? sizeof(*ks) : 0)))))
 		return -ENOMEM;
+	if (data)
+		ks = buf == small ? ksmall : (struct kitem **)(buf + n);
 	if (probe_out(ua, uaddr, buf, n * UKSZ)) {
 		if (buf != small)
 			free(buf);
@@ -1126,6 +1151,8 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	for (i = 0; i < n; i++) {
 		struct kitem *k = take_one(q, &c, &buf[i]);
 
+		if (ks)
+			ks[i] = k;
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			klist_add_tail(&k->rnode, &done);
 		else if (c.level)
@@ -1133,6 +1160,8 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	}
 	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
+	if (ks)
+		take_data(ks, buf, n);
 	ret = write_out(ua, uaddr, buf, n);
 	/* ONESHOT: freed after the copy (lost with it on a late fault, D10). */
 	klist_for_each_safe(pos, tmp, &done) {
@@ -1259,6 +1288,8 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		ks[i] = take_one(q, &c, &buf[i]);
 	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
+	if (kq_rule(q, KR_DATA))
+		take_data(ks, buf, n);	/* D67: a faulted WAIT reads them again */
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
 	if (uring_slots(q, ua, q->kidx, buf, n) || uring_word(q, ua, 0, kidx)) {

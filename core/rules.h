@@ -25,6 +25,7 @@ enum krule {
 	KR_USER,		/* D62: type 9 */
 	KR_TYPE_KEY,		/* D63: the type is part of the search key */
 	KR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
+	KR_DATA,		/* D67: POLL/SOCKET ret_data[1] is the count at delivery */
 	KR_INODE_NOTES,		/* D68: KEVENT_INODE's WRITE .. DELETE, ORed while ready */
 	KR_NR
 };

@@ -56,6 +56,8 @@ static int t_attach(struct kitem *k, const struct kcaller *caller,
 		return -EIO;
 	if (uk->event & KTEST_READY_AT_ADD) {
 		res->ret_data[0] = uk->id.raw[0];
+		if (korigin_counts(k))	/* D67: the answer carries the count */
+			res->ret_data[1] = ktest_count(uk, res->ret_data[0]);
 		return 1;
 	}
 	n = calloc(1, sizeof(*n));
@@ -101,11 +103,22 @@ static void t_detach(struct kitem *k)
 	free(n);
 }
 
+__u32 ktest_count(const struct ukevent *uk, __u32 fired)
+{
+	return fired ? uk->id.raw[1] ^ fired : 0;
+}
+
+static __u32 t_count(struct kitem *k, __u32 fired)
+{
+	return ktest_count(korigin_ukevent(k), fired);
+}
+
 const struct korigin_ops ktest_origin_ops = {
 	.name = "test",
 	.attach = t_attach,
 	.modify = t_modify,
 	.detach = t_detach,
+	.count = t_count,
 };
 
 static unsigned int fire_all(__u64 id, const struct korigin_result *res)

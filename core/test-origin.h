@@ -19,6 +19,13 @@
 
 extern const struct korigin_ops ktest_origin_ops;
 
+/*
+ * D67: its count, deterministic so that the fuzz model can restate it: 0
+ * when no bit fired, else id.raw[1] ^ fired (it depends on the bits the
+ * record reports, so a count read for other bits shows).
+ */
+__u32 ktest_count(const struct ukevent *uk, __u32 fired);
+
 /* Forget all state (between tests of one process); nothing may be attached. */
 void ktest_origin_reset(void);
 

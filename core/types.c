@@ -6,8 +6,14 @@
  */
 #include "internal.h"
 
-/* D18, D43: a kevent on a file descriptor: the fd-kevent cap, LEVEL. */
-#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true
+/* D67: a fd kevent's count is its origin's, read at delivery; 0 if it keeps none. */
+static void kfd_data(struct kitem *k, struct ukevent *out)
+{
+	out->ret_data[1] = k->ops->count ? k->ops->count(k, out->ret_data[0]) : 0;
+}
+
+/* D18, D43, D67: a kevent on a file descriptor: the fd-kevent cap, LEVEL, a count. */
+#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data
 
 static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
 static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };

@@ -938,6 +938,67 @@ static void seed_rev4_inode(void)
 	emit("rev4-inode");
 }
 
+/*
+ * Revision 4 (D67): a delivered POLL or SOCKET record carries its source's
+ * count in ret_data[1]: the test origin's (0 for no bit, else id.raw[1] ^
+ * the bits; core/test-origin.h), the lockstep fuzzer's real pipe's or
+ * socket's (bytes readable, free space).  On revision 3 ret_data[1] stays
+ * the result's.  The paths: GET_EVENTS, an answer at ADD, READY (no bit:
+ * 0), BROKEN (keeps -errno), a TIMER (no count), the ring's WAIT (in
+ * process the ring's address faults: -EFAULT, the counts read again at
+ * the next delivery).
+ */
+static void seed_rev4_data(void)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+	struct ent e[4];
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .id1 = 0x30, .type = KEVENT_POLL, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 2, .id1 = 0x40, .type = KEVENT_SOCKET, .ev = 1, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 3, .id1 = 0x50, .type = KEVENT_POLL, .fl = KF_E_READY_ADD,
+			     .ev = 1, .c0 = 3 };
+	e[3] = (struct ent){ .id0 = 4, .id1 = 0x60, .type = KEVENT_TIMER, .ev = 1, .c0 = 4 };
+	le32s(ring, init, 4);
+	hdr_plain();
+	open_q(0, 0, KF_OPEN_RING);
+	open_q(1, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	poke(0, 4, e);
+	ctl(1, KEVENT_CTL_ADD, 4, 0);			/* 3 answered: ret_data[1] 0 */
+	fire(1, 0x30, 5);
+	fire(2, 0x40, 1);
+	get(1, 0, 8, 400);				/* ret_data[1] as fired: 0 */
+	setabi(0, 4, 0, 0, 0, 0, 0);
+	poke(0, 4, e);
+	ctl(0, KEVENT_CTL_ADD, 4, 0);			/* 3 answered with its count */
+	fire(1, 0x30, 5);
+	fire(2, 0x40, 1);
+	fire(4, 0x60, 9);
+	get(0, 0, 8, 400);				/* counts; the TIMER's 0 */
+	fire(1, 0x30, 4);
+	fire(1, 0x30, 1);				/* merged: the count of 1 */
+	get(0, 0, 8, 400);
+	poke(400, 1, &e[1]);
+	ctl(0, KEVENT_CTL_READY, 1, 400);		/* no bit: 0 */
+	get(0, 0, 8, 400);
+	brk_x(2, 0x40, 32);
+	get(0, 0, 8, 400);				/* BROKEN: -errno */
+	close_q(1);
+	open_q(1, 0, 0);
+	setabi(1, 4, 0, 0, 0, 0, 0);
+	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);
+	fire(1, 0x30, 5);
+	wait_ring(1, 4, 0);				/* the ring slot's count */
+	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
+	close_q(0);
+	close_q(1);
+	emit("rev4-data");
+}
+
 /* Raw bytes into the arena (RAW). */
 static void raw_bytes(unsigned int off, unsigned int len, const unsigned char *bytes)
 {
@@ -1437,6 +1498,7 @@ int main(int argc, char **argv)
 	seed_rev3_timers();
 	seed_rev4();
 	seed_rev4_inode();
+	seed_rev4_data();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

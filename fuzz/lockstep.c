@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -305,7 +306,41 @@ static int org_modify(void *ctx, const struct ukevent *uk, __u32 rdata[2])
 	return org_check(uk, rdata);
 }
 
-static const struct m_origin lk_origin = { org_attach, org_modify, NULL };
+/*
+ * D67: what the device reads at a delivery, read here on this process's own
+ * end of the same source (the kevent watches that very open file): bytes
+ * readable for a readable bit, the free space for a writable one.  The
+ * sources change only by this process's operations, so the count the
+ * model computes now is the one the device read at the same step.
+ */
+static __u32 org_count(void *ctx, const struct ukevent *uk, __u32 fired)
+{
+	int i = src_of_fd(uk->id.raw[0]), n, size;
+	__u32 in = uk->type == KEVENT_POLL ? KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM
+					   : KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT;
+	__u32 out = uk->type == KEVENT_POLL ? KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLWRNORM
+					    : KEVENT_SOCKET_SEND;
+	socklen_t len = sizeof(size);
+
+	(void)ctx;
+	if (i < 0)
+		return 0;
+	if (fired & in)
+		return ioctl(src[i].rd, FIONREAD, &n) < 0 || n < 0 ? 0 : (__u32)n;
+	if (!(fired & out))
+		return 0;
+	if (src[i].sock) {
+		if (getsockopt(src[i].rd, SOL_SOCKET, SO_SNDBUF, &size, &len) < 0 ||
+		    ioctl(src[i].rd, SIOCOUTQ, &n) < 0)
+			return 0;
+	} else if ((size = fcntl(src[i].rd, F_GETPIPE_SZ)) < 0 ||
+		   ioctl(src[i].rd, FIONREAD, &n) < 0) {
+		return 0;
+	}
+	return size > n ? (__u32)(size - n) : 0;
+}
+
+static const struct m_origin lk_origin = { org_attach, org_modify, NULL, org_count };
 
 /*
  * Short timers: the A9 window of each one's first report, [ms before the

@@ -32,7 +32,7 @@
 		 M_RULE(MR_ENOSYS))					/* D40-D57 */
 #define M_REV3	(M_RULE(MR_POSIX_TIMER) | M_RULE(MR_EXT) | M_RULE(MR_QUERY) | \
 		 M_RULE(MR_USER) | M_RULE(MR_TYPE_KEY))			/* D58-D64 */
-#define M_REV4	(M_RULE(MR_DISPATCH) | M_RULE(MR_INODE_NOTES))		/* D65, D66, D68 */
+#define M_REV4	(M_RULE(MR_DISPATCH) | M_RULE(MR_DATA) | M_RULE(MR_INODE_NOTES))	/* D65-D68 */
 
 static const unsigned int m_rows[M_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13 (D40) */
@@ -228,6 +228,9 @@ int m_open(struct model *m, int slot, unsigned int uid, unsigned char *ring, boo
 static int enqueue(struct model *m, struct mq *q, struct mkev *k, __u32 rflags,
 		   __u32 d0, __u32 d1);
 static void m3_deliver(struct mkev *k, struct ukevent *out);
+static bool m4_counts(const struct mq *q, const struct ukevent *uk);
+static __u32 m4_count(const struct model *m, const struct ukevent *uk, __u32 fired);
+static void m4_data(const struct model *m, const struct mq *q, struct ukevent *out);
 
 static void unready(struct mq *q, struct mkev *k)
 {
@@ -479,6 +482,7 @@ static int take(struct model *m, struct mq *q, unsigned int max_nr, __u64 uaddr)
 		k->ready = false;
 		buf[i] = k->uk;
 		m3_deliver(k, &buf[i]);
+		m4_data(m, q, &buf[i]);
 		m4_delivered(q, k);	/* D10: a late fault loses it disarmed */
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
 			gone[nfree++] = k;
@@ -875,6 +879,8 @@ static int add_real(struct model *m, struct mq *q, struct mkev *k, struct ukeven
 	uk->ret_flags = KEVENT_RET_DONE;
 	uk->ret_data[0] = rdata[0];
 	uk->ret_data[1] = rdata[1];
+	if (m4_counts(q, uk))	/* D67: the answer is a delivery */
+		uk->ret_data[1] = m4_count(m, uk, rdata[0]);
 	return 1;
 }
 
@@ -994,6 +1000,31 @@ static void m3_deliver(struct mkev *k, struct ukevent *out)
 	out->ret_data[1] = k->rdata[1];
 }
 
+/* D67: POLL and SOCKET records carry their source's count on revision 4. */
+static bool m4_counts(const struct mq *q, const struct ukevent *uk)
+{
+	return m_rule(q, MR_DATA) && (uk->type == KEVENT_POLL || uk->type == KEVENT_SOCKET);
+}
+
+/*
+ * D67: the count, read at this delivery, for the bits the record reports:
+ * a real source's (device mode), or the test origin's, which is 0 for no
+ * bit and id.raw[1] ^ bits otherwise (core/test-origin.h).  BROKEN keeps
+ * its -errno.
+ */
+static __u32 m4_count(const struct model *m, const struct ukevent *uk, __u32 fired)
+{
+	if (m->org)
+		return m->org->count ? m->org->count(m->org->ctx, uk, fired) : 0;
+	return fired ? uk->id.raw[1] ^ fired : 0;
+}
+
+static void m4_data(const struct model *m, const struct mq *q, struct ukevent *out)
+{
+	if (m4_counts(q, out) && !(out->ret_flags & KEVENT_RET_BROKEN))
+		out->ret_data[1] = m4_count(m, out, out->ret_data[0]);
+}
+
 unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
 {
 	struct mlink *o, *p;
@@ -1072,7 +1103,7 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 		}
 		uk->ret_flags = KEVENT_RET_DONE;
 		uk->ret_data[0] = uk->id.raw[0];
-		uk->ret_data[1] = 0;
+		uk->ret_data[1] = m4_counts(q, uk) ? m4_count(m, uk, uk->ret_data[0]) : 0;	/* D67 */
 		return 1;
 	}
 	ml_add_tail(&k->reg, &q->reg);
@@ -1427,6 +1458,7 @@ static int uring_wait(struct model *m, struct mq *q, const struct kevent_wait_ar
 		q->nrdy--;
 		k->ready = false;
 		m3_deliver(k, &uk);
+		m4_data(m, q, &uk);
 		if (!m_write(m, q->uring + 8 + (__u64)s * UKSZ, &uk, UKSZ))
 			abort();	/* RING_INIT checked it; the arena stays mapped */
 		m4_delivered(q, k);

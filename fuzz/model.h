@@ -62,6 +62,7 @@ enum m_rule {
 	MR_USER,		/* D62: type 9 */
 	MR_TYPE_KEY,		/* D63 */
 	MR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
+	MR_DATA,		/* D67: POLL/SOCKET ret_data[1] is the count at delivery */
 	MR_INODE_NOTES,		/* D68: KEVENT_INODE's notes, ORed while pending */
 	MR_NR
 };
@@ -135,6 +136,8 @@ struct m_origin {
 	int (*attach)(void *ctx, const struct ukevent *uk, __u32 rdata[2]);
 	int (*modify)(void *ctx, const struct ukevent *uk, __u32 rdata[2]);
 	void *ctx;
+	/* D67: the source's count for the bits fired, read now */
+	__u32 (*count)(void *ctx, const struct ukevent *uk, __u32 fired);
 };
 
 struct model {

@@ -6,7 +6,8 @@
  * revision 2 (D40-D57: the take26 ring in the caller's memory, WAIT,
  * COMMIT, CTL_READY, timespec timeouts, LEVEL, ALWAYS_QUEUE, opt-in EINTR)
  * and revision 3 (D58-D64: POSIX timers, user events, KEVENT_IOC_CTL_EXT,
- * QUERY, the type in the search key) on a queue that selects it with
+ * QUERY, the type in the search key) and revision 4 (D65-D67: DISPATCH,
+ * the source's count in ret_data[1]) on a queue that selects it with
  * SET_ABI.  One open = one queue.
  *
  * LOCKING
@@ -48,6 +49,7 @@
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -111,6 +113,7 @@ struct kevent_waiter {
 	unsigned int min_nr, max_nr;
 	struct ukevent *buf;
 	struct kevent **kevs;		/* WAIT only: what it took, in order */
+	struct file **files;		/* KR_DATA: each record's source (D67) */
 	unsigned int got;
 	bool zombies;			/* got ONESHOT kevents: reap after */
 	bool done;			/* served by a fire; release order */
@@ -205,6 +208,11 @@ static int kevent_probe_writable(void __user *ubuf, size_t len)
 	return 0;
 }
 
+/* ukevent slots that hold n pointers (kevents, files) after a call's records. */
+#define KQ_PTR_SLOTS(n) \
+	DIV_ROUND_UP((size_t)(n) * sizeof(void *), sizeof(struct ukevent))
+static_assert(sizeof(struct ukevent) % __alignof__(void *) == 0);
+
 /* ---- ready list, ring, waiters (ready_lock held) --------------------- */
 
 static void kq_ring_write(struct kevent_queue *q, const struct kevent *k)
@@ -253,6 +261,41 @@ static void kq_level_forget(struct kevent *k)
 }
 
 /*
+ * D67: a reference to the source whose count k's record will carry, or
+ * NULL (ready_lock held): no count below revision 4, for a type without
+ * one, or for a BROKEN record (it keeps its -errno).
+ */
+static struct file *kq_data_hold(struct kevent *k)
+{
+	if (!(k->rules & KR_DATA) || !k->origin->data_hold ||
+	    (k->uk.ret_flags & KEVENT_RET_BROKEN))
+		return NULL;
+	return k->origin->data_hold(k);
+}
+
+/*
+ * D67: the counts of the records w took, read now in the caller's context
+ * with no queue spinlock (a pipe's count takes the pipe's own), and the
+ * references dropped.  A WAIT whose ring copy faults reads them again at
+ * its next delivery.
+ */
+static void kq_data_count(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	const struct kevent_origin *o;
+	unsigned int i;
+
+	if (!w->files)
+		return;
+	for (i = 0; i < w->got; i++) {
+		if (!w->files[i])
+			continue;
+		o = kevent_origin_get(w->buf[i].type, READ_ONCE(q->rules));
+		w->buf[i].ret_data[1] = o->data_count(w->files[i], &w->buf[i]);
+		fput(w->files[i]);
+	}
+}
+
+/*
  * Take up to w->max_nr ready kevents, FIFO, into w->buf; a WAIT no more
  * than the ring's free slots, and it keeps them in flight.  Returns how
  * many.
@@ -273,6 +316,8 @@ static unsigned int kq_take(struct kevent_queue *q, struct kevent_waiter *w)
 		w->buf[n] = k->uk;
 		if (k->origin->deliver)
 			k->origin->deliver(k, &w->buf[n]);
+		if (w->files)
+			w->files[n] = kq_data_hold(k);
 		if (kq_dispatches(k))
 			k->flags |= KEV_DISARMED;	/* D65: until MODIFY re-arms it */
 		if (w->kevs) {
@@ -1155,7 +1200,7 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	unsigned long irqflags;
 	void __user *ubuf;
 	size_t len, left;
-	bool now;
+	bool now, data;
 	long ret;
 
 	if (a->ioc_flags & ~KEVENT_GET_IOC_FLAGS)
@@ -1190,9 +1235,13 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	/* D10: an unusable output range fails before anything is dequeued. */
 	if (kevent_probe_writable(ubuf, len))
 		return -EFAULT;
-	w.buf = kevent_buf_alloc(w.max_nr);
+	/* D67: with room for each record's source after the records */
+	data = READ_ONCE(q->rules) & KR_DATA;
+	w.buf = kevent_buf_alloc(w.max_nr + (data ? KQ_PTR_SLOTS(w.max_nr) : 0));
 	if (!w.buf)
 		return -ENOMEM;
+	if (data)
+		w.files = (struct file **)(w.buf + w.max_nr);
 
 	now = now || !w.min_nr || (file->f_flags & O_NONBLOCK) ||
 	      (a->ioc_flags & KEVENT_GET_NONBLOCK);
@@ -1205,6 +1254,7 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	if (!w.done && !ret)
 		w.got = kq_take(q, &w);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	kq_data_count(q, &w);
 
 	if (w.zombies) {
 		mutex_lock(&q->ctl_mutex);
@@ -1403,18 +1453,13 @@ fault:
 	return -EFAULT;
 }
 
-/* ukevent slots that hold n kevent pointers after a WAIT's records. */
-#define KQ_KEVS_SLOTS(n) \
-	DIV_ROUND_UP((size_t)(n) * sizeof(struct kevent *), sizeof(struct ukevent))
-static_assert(sizeof(struct ukevent) % __alignof__(struct kevent *) == 0);
-
 static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 			 const struct kevent_wait_arg *a)
 {
 	struct kevent_waiter w = { .task = current, .min_nr = 1 };
 	struct kq_deadline dl;
 	unsigned long irqflags;
-	bool now;
+	bool now, data;
 	long ret;
 
 	if (a->ioc_flags & ~KEVENT_GET_NONBLOCK)
@@ -1440,12 +1485,15 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	if (!a->num || a->old_uidx != q->ring_uidx)
 		goto out_unlock;
 	w.max_nr = min(a->num, q->ring_num);
-	/* One allocation per WAIT: the records, then the kevents taken. */
+	/* One allocation per WAIT: the records, the kevents taken, their sources (D67). */
+	data = q->rules & KR_DATA;
 	ret = -ENOMEM;
-	w.buf = kevent_buf_alloc(w.max_nr + KQ_KEVS_SLOTS(w.max_nr));
+	w.buf = kevent_buf_alloc(w.max_nr + KQ_PTR_SLOTS(w.max_nr) * (data ? 2 : 1));
 	if (!w.buf)
 		goto out_unlock;
 	w.kevs = (struct kevent **)(w.buf + w.max_nr);
+	if (data)
+		w.files = (struct file **)(w.buf + w.max_nr + KQ_PTR_SLOTS(w.max_nr));
 	kq_level_check(q);
 	ret = 0;
 	spin_lock_irqsave(&q->ready_lock, irqflags);
@@ -1455,6 +1503,7 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	if (!w.done && !ret)
 		w.got = kq_take(q, &w);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
+	kq_data_count(q, &w);
 	if (w.got)
 		ret = kq_ring_copy(q, &w);
 	kevent_buf_free(w.buf);

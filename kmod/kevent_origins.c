@@ -36,6 +36,8 @@
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/nospec.h>
+#include <linux/pipe_fs_i.h>
+#include <net/af_unix.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <uapi/linux/magic.h>
@@ -754,6 +756,138 @@ static void kevent_fd_open(struct kevent *k)
 		kevent_fd_poll_then(k, kevent_poll_report);
 }
 
+/*
+ * ---- D67: the count a delivered record carries (revision 4) ----
+ *
+ * Read from the file itself with in-kernel helpers per kind (pipe, FIFO,
+ * TCP, AF_UNIX), never by calling its ->unlocked_ioctl(FIONREAD) with the
+ * destination's user address: another driver's FIONREAD may mean something
+ * else or sleep on a server the client runs (B3), a listener and the free
+ * space need a second value anyway, and the record would have to be
+ * written to user memory before its count.  Nothing here sleeps: the
+ * pipe's ring is summed under its wait queue's spinlock (what
+ * pipe_resize_ring() swaps the buffers under), TCP is read without the
+ * socket lock (the values FIONREAD and SIOCOUTQ compute, taken a moment
+ * apart); docs/abi.md section 9 says what that costs.
+ */
+static u32 kevent_count_clamp(s64 v)
+{
+	return v < 0 ? 0 : v > U32_MAX ? U32_MAX : (u32)v;
+}
+
+/* A pipe's or FIFO's ring, NULL for any other file (f is held: so is the pipe). */
+static struct pipe_inode_info *kevent_pipe_of(struct file *f)
+{
+	struct inode *inode = file_inode(f);
+
+	return S_ISFIFO(inode->i_mode) ? READ_ONCE(inode->i_pipe) : NULL;
+}
+
+/* The bytes in a pipe, as FIONREAD sums them. */
+static s64 kevent_pipe_bytes(struct pipe_inode_info *pipe)
+{
+	unsigned int head, tail, mask, used;
+	s64 n = 0;
+
+	spin_lock_irq(&pipe->rd_wait.lock);
+	head = READ_ONCE(pipe->head);
+	tail = READ_ONCE(pipe->tail);
+	mask = pipe->ring_size - 1;
+	/* splice moves tail under the pipe's mutex only: never past the ring */
+	used = min(head - tail, pipe->ring_size);
+	for (; used; used--, tail++)
+		n += READ_ONCE(pipe->bufs[tail & mask].len);
+	spin_unlock_irq(&pipe->rd_wait.lock);
+	return n;
+}
+
+static bool kevent_sk_tcp(const struct sock *sk)
+{
+	return (sk->sk_family == AF_INET || sk->sk_family == AF_INET6) &&
+	       sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP;
+}
+
+/* FIONREAD of a socket: TCP's tcp_inq, AF_UNIX's unix_inq_len, else 0. */
+static s64 kevent_sk_readable(struct sock *sk)
+{
+	if (sk->sk_family == AF_UNIX)
+		return unix_inq_len(sk);
+	return kevent_sk_tcp(sk) ? tcp_inq(sk) : 0;
+}
+
+/* SO_SNDBUF less SIOCOUTQ: TCP's unacknowledged bytes, else the write memory. */
+static s64 kevent_sk_free(struct sock *sk)
+{
+	s64 queued;
+
+	if (sk->sk_family == AF_UNIX) {
+		queued = unix_outq_len(sk);
+	} else if (kevent_sk_tcp(sk)) {
+		const struct tcp_sock *tp = tcp_sk(sk);
+
+		queued = (1 << READ_ONCE(sk->sk_state)) & (TCPF_SYN_SENT | TCPF_SYN_RECV) ? 0 :
+			 (u32)(READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_una));
+	} else {
+		queued = sk_wmem_alloc_get(sk);
+	}
+	return (s64)READ_ONCE(sk->sk_sndbuf) - queued;
+}
+
+/* Bytes readable, or for a listener the connections waiting in its queue. */
+static s64 kevent_count_in(struct file *f)
+{
+	struct pipe_inode_info *pipe = kevent_pipe_of(f);
+	struct socket *sock = pipe ? NULL : sock_from_file(f);
+
+	if (pipe)
+		return kevent_pipe_bytes(pipe);
+	if (!sock || !sock->sk)
+		return 0;
+	if (READ_ONCE(sock->sk->sk_state) != TCP_LISTEN)
+		return kevent_sk_readable(sock->sk);
+	/* AF_UNIX queues connections as skbs, not in sk_ack_backlog (unix_diag's RQLEN) */
+	if (sock->sk->sk_family == AF_UNIX)
+		return skb_queue_len_lockless(&sock->sk->sk_receive_queue);
+	return READ_ONCE(sock->sk->sk_ack_backlog);
+}
+
+/* The free space to write: F_GETPIPE_SZ less the bytes, or the socket's. */
+static s64 kevent_count_out(struct file *f)
+{
+	struct pipe_inode_info *pipe = kevent_pipe_of(f);
+	struct socket *sock = pipe ? NULL : sock_from_file(f);
+
+	if (pipe)
+		return (s64)READ_ONCE(pipe->max_usage) * PAGE_SIZE - kevent_pipe_bytes(pipe);
+	if (!sock || !sock->sk || READ_ONCE(sock->sk->sk_state) == TCP_LISTEN)
+		return 0;
+	return kevent_sk_free(sock->sk);
+}
+
+/* D67: the count for out's bits; 0 for no such bit or a file with no count. */
+static u32 kevent_fd_count(struct file *f, const struct ukevent *out)
+{
+	bool poll = out->type == KEVENT_POLL;
+	u32 in = poll ? KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM
+		      : KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT;
+	u32 wr = poll ? KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLWRNORM : KEVENT_SOCKET_SEND;
+
+	if (out->ret_data[0] & in)
+		return kevent_count_clamp(kevent_count_in(f));
+	if (out->ret_data[0] & wr)
+		return kevent_count_clamp(kevent_count_out(f));
+	return 0;
+}
+
+/* D67: the file a delivered record counts on, held (ready_lock held, any context). */
+static struct file *kevent_fd_data_hold(struct kevent *k)
+{
+	return get_file(k->poll.file);
+}
+
+/* D14: a file without ->poll() is always readable and writable. */
+#define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+
 static int kevent_fd_attach(struct kevent *k, bool socket)
 {
 	struct kevent_ptable kpt;
@@ -828,9 +962,11 @@ static int kevent_fd_attach(struct kevent *k, bool socket)
 	}
 	if (data0 && !kevent_always_queue(k)) {
 		/* Ready at ADD: answered now, not kept (take13). */
-		kevent_poll_put_file(k);
 		k->uk.ret_data[0] = data0;
 		k->uk.ret_data[1] = data1;
+		if (k->rules & KR_DATA)	/* D67: the answer is a delivery */
+			k->uk.ret_data[1] = kevent_fd_count(f, &k->uk);
+		kevent_poll_put_file(k);
 		return 1;
 	}
 	/* Kept; D42: still hooked, and fired if ready now. */
@@ -895,6 +1031,8 @@ static const struct kevent_origin kevent_poll_origin = {
 	.modify = kevent_fd_modify,
 	.detach = kevent_fd_detach,
 	.level = kevent_fd_level,
+	.data_hold = kevent_fd_data_hold,
+	.data_count = kevent_fd_count,
 };
 
 static const struct kevent_origin kevent_socket_origin = {
@@ -903,6 +1041,8 @@ static const struct kevent_origin kevent_socket_origin = {
 	.modify = kevent_fd_modify,
 	.detach = kevent_fd_detach,
 	.level = kevent_fd_level,
+	.data_hold = kevent_fd_data_hold,
+	.data_count = kevent_fd_count,
 };
 
 /* Each type this module serves; a hole (NAIO and AIO: A3) has none. */

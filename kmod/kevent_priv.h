@@ -104,6 +104,17 @@ struct kevent_origin {
 	 */
 	void (*deliver)(struct kevent *k, struct ukevent *out);
 	void (*undeliver)(struct kevent *k, const struct ukevent *out);
+	/*
+	 * D67 (KR_DATA): the count a delivered record carries in ret_data[1].
+	 * data_hold, ready_lock held, any context (a fire may hand k to a
+	 * parked waiter from irq): a reference to k's source, taken with the
+	 * record, since k may be removed before its count is read.
+	 * data_count, process context, no queue spinlock, after the take: the
+	 * count for out's bits, read without sleeping; the caller drops the
+	 * reference.  NULL: ret_data[1] is the result's.
+	 */
+	struct file *(*data_hold)(struct kevent *k);
+	u32 (*data_count)(struct file *f, const struct ukevent *out);
 };
 
 

@@ -184,14 +184,31 @@ static unsigned int socket_error(const struct knote *kn, int fd)
 }
 
 /*
+ * data from the device's count of this call's report (revision 4, D67: the
+ * bytes readable, a listener's queue or the free space, read by the device
+ * at the delivery; pipes, FIFOs and sockets only), or -1 where the library
+ * reads it itself: below revision 4, with no report this call, for any
+ * other file, and for a count of 0 (an EOF, or a daemon whose kernel has
+ * no unix_diag for an AF_UNIX listener: abi.md section 9), where FIONREAD
+ * decides.
+ */
+static intptr_t device_count(const struct knote *kn, const unsigned int *count)
+{
+	if (!count || !*count || !(kn->is_socket || kn->is_pipe))
+		return -1;
+	return *count > (unsigned int)INTPTR_MAX ? INTPTR_MAX : (intptr_t)*count;
+}
+
+/*
  * What the device's report of a socket's EVFILT_READ settles without a
  * poll(2) of the library: the peer's shutdown (POLLRDHUP, revision 2, D52;
- * it does not go away), or bytes FIONREAD finds now.  The device carries
- * neither the byte count (data) nor the socket's error (fflags), so those
- * are always the library's; anything else is looked at with poll(2).
- * Returns the revents to take, 0 when poll(2) must look.
+ * it does not go away), or bytes waiting: the device's count (revision 4)
+ * or what FIONREAD finds now.  The socket's error (fflags) is always the
+ * library's; anything else is looked at with poll(2).  Returns the revents
+ * to take, 0 when poll(2) must look.
  */
-static short device_says(const struct knote *kn, unsigned int dev, intptr_t *data)
+static short device_says(const struct knote *kn, unsigned int dev, const unsigned int *count,
+			 intptr_t *data)
 {
 	if (!kn->is_socket || (dev & KEVENT_POLL_POLLERR))
 		return 0;
@@ -199,15 +216,21 @@ static short device_says(const struct knote *kn, unsigned int dev, intptr_t *dat
 		return POLLIN | POLLRDHUP;
 	if (!(dev & KEVENT_POLL_POLLIN))
 		return 0;
-	*data = read_data(kn, (int)kn->kev.ident);
+	*data = device_count(kn, count);
+	if (*data < 0)
+		*data = read_data(kn, (int)kn->kev.ident);
 	if (*data > 0)
 		return POLLIN;
 	*data = -1;	/* poll(2) looks, FIONREAD after it */
 	return 0;
 }
 
-/* dev: the device's report of this call (ret_data[0]), or NULL. */
-static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *dev)
+/*
+ * dev: the device's report of this call (ret_data[0]), or NULL; count: its
+ * ret_data[1] on a revision-4 queue (D67), else NULL.
+ */
+static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *dev,
+		    const unsigned int *count)
 {
 	int fd = (int)kn->kev.ident;
 	bool rd = kn->kev.filter == EVFILT_READ;
@@ -218,17 +241,19 @@ static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *de
 	if (kqf_is_stale(kn))
 		return -1;
 	if (rd && dev)
-		p.revents = device_says(kn, *dev, &data);
+		p.revents = device_says(kn, *dev, count, &data);
 	if (!p.revents && (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL)))
 		return -1;
 	if (!p.revents)
 		return 0;
+	if (data < 0)
+		data = device_count(kn, count);
 	if (rd) {
 		eof = p.revents & (POLLHUP | POLLRDHUP);
 		out->data = data >= 0 ? data : read_data(kn, fd);
 	} else {
 		eof = p.revents & (POLLHUP | POLLERR);
-		out->data = eof ? 0 : write_space(kn, fd);
+		out->data = eof ? 0 : data >= 0 ? data : write_space(kn, fd);
 	}
 	if (p.revents & POLLERR)
 		out->fflags = socket_error(kn, fd);
@@ -842,7 +867,9 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 	out->udata = kn->kev.udata;
 	switch (kn->kind) {
 	case K_FD:
-		return check_fd(kn, out, kn->dev_gen == kq->gen && kn->dev_req ? &kn->dev_revents : NULL);
+		if (kn->dev_gen != kq->gen || !kn->dev_req)
+			return check_fd(kn, out, NULL, NULL);
+		return check_fd(kn, out, &kn->dev_revents, kq->dev_count ? &kn->dev_count : NULL);
 	case K_FILE: return check_file(kn, out);
 	case K_KQUEUE: return check_kqueue(kn, out);
 	case K_TIMER: return check_timer(kn, out);

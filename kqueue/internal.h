@@ -45,6 +45,7 @@ struct knote {
 	unsigned int dev_req;	/* K_FD, revision >= 2: the poll kevent's req_flags */
 	uint64_t dev_gen;	/* K_FD: kq->gen when the device last reported it */
 	unsigned int dev_revents; /* K_FD: the device's result then (ret_data[0]) */
+	unsigned int dev_count;	/* K_FD, revision >= 4: its count then (ret_data[1], D67) */
 	bool listening;		/* K_FD: a listening socket */
 	bool is_socket;
 	bool is_pipe;
@@ -79,6 +80,7 @@ struct kq {
 	bool dev_user;		/* the queue serves KEVENT_USER: EVFILT_USER goes there */
 	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
 	bool dev_level;		/* revision >= 2: LEVEL, ALWAYS_QUEUE, POLLRDHUP on poll kevents */
+	bool dev_count;		/* revision >= 4: a poll kevent's ret_data[1] is its count (D67) */
 	bool dev_vnode;		/* revision >= 4 with INODE: EVFILT_VNODE goes there (D68) */
 	uint64_t gen;		/* kevent() calls that collected: tells a fresh device report */
 	int refs;		/* registry + running kevent() calls (reg_lock) */

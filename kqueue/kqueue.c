@@ -745,6 +745,7 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		if (kn->kind == K_FD) {
 			kn->dev_gen = kq->gen;
 			kn->dev_revents = uk[i].ret_data[0];
+			kn->dev_count = uk[i].ret_data[1];
 		}
 		requeue(kq, kn);
 	}
@@ -1060,6 +1061,7 @@ static int choose_revision(struct kq *kq)
 		kq->dev_vnode = rev >= 4 && (info.supported_types & (1u << KEVENT_INODE));
 	}
 	kq->dev_level = rev >= 2;	/* D42, D43, D52: revision 2 and later */
+	kq->dev_count = rev >= 4;	/* D67: the device counts what it delivers */
 	return 0;
 }
 

@@ -136,6 +136,8 @@ static int kfd_classify_path(const char *link_path, struct kfd_info *info)
 		info->kind = KFD_DIRECTORY;
 	else if (S_ISSOCK(st.st_mode))
 		info->kind = KFD_SOCKET;
+	else if (S_ISFIFO(st.st_mode))
+		info->kind = KFD_PIPE;
 	else if (S_ISCHR(st.st_mode) && kfd_refused_chrdev(st.st_rdev))
 		return -EINVAL;
 	return 0;
@@ -160,6 +162,10 @@ int kfd_classify(pid_t pid, int fd, struct kfd_info *info)
 		return -EINVAL;
 	if (!strncmp(target, "socket:[", 8)) {
 		info->kind = KFD_SOCKET;
+		return 0;
+	}
+	if (!strncmp(target, "pipe:[", 6)) {
+		info->kind = KFD_PIPE;
 		return 0;
 	}
 	/* pipefs and anon_inodefs: kernel-internal, never FUSE, no stat needed. */

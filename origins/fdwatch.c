@@ -20,7 +20,12 @@
  *         POLLERR -> BROKEN with ret_data[1] = -ECONNRESET (the real error
  *         stays on the socket: the daemon never reads SO_ERROR, A7).
  *         ACCEPT on TCP: ret_data[1] = accept queue length (TCP_INFO
- *         tcpi_unacked of a listener); 0 for AF_UNIX.
+ *         tcpi_unacked of a listener); 0 for AF_UNIX (below revision 4).
+ *
+ * Revision 4 (D67): every delivered record's ret_data[1] is the count of
+ * kwatch_count, read at the delivery on the duplicate (the same open file
+ * description as the client's fd); the core asks for it through the type's
+ * descriptor (core/types.c), and an answer at ADD carries it too.
  *
  * epoll data carries a slot index and its generation, so an event that
  * epoll_wait returned just before a detach finds a stale generation and is
@@ -29,8 +34,19 @@
  * LOCKING: all state under korigins_lock (internal.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/sockios.h>
+#include <linux/unix_diag.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -62,6 +78,7 @@ struct kwatch {
 	int in_epoll;
 	int stopped;		/* the core said stop (ONESHOT fired): off the reactor */
 	int regular;		/* a regular file: always ready, never in epoll (D14) */
+	enum kfd_kind kind;	/* a pipe or a socket has a count (D67) */
 	__u32 bits;		/* the POLL bits the queue's revision reports (D52) */
 	__u32 slot;
 };
@@ -161,9 +178,156 @@ static __u32 ksocket_backlog(const struct kwatch *w)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 
-	if (!w->tcp || getsockopt(w->dup, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+	if (!w->tcp && w->type == KEVENT_SOCKET)
 		return 0;
+	if (getsockopt(w->dup, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		return 0;	/* not TCP */
 	return ti.tcpi_unacked;	/* a listener's current accept queue */
+}
+
+/* ---- D67: the count a delivered record carries (revision 4) ---- */
+
+static __u32 kcount_clamp(long long v)
+{
+	return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (__u32)v;
+}
+
+/* Bytes readable: what FIONREAD says (a pipe's bytes, a socket's SIOCINQ). */
+static long long kcount_readable(const struct kwatch *w)
+{
+	int n;
+
+	return ioctl(w->dup, FIONREAD, &n) < 0 ? 0 : n;
+}
+
+/* Free space: a socket's send buffer less what it queued, a pipe's capacity less its bytes. */
+static long long kcount_writable(const struct kwatch *w)
+{
+	int size, used;
+	socklen_t len = sizeof(size);
+
+	if (w->kind == KFD_SOCKET) {
+		if (getsockopt(w->dup, SOL_SOCKET, SO_SNDBUF, &size, &len) < 0 ||
+		    ioctl(w->dup, SIOCOUTQ, &used) < 0)
+			return 0;
+		return (long long)size - used;
+	}
+	size = fcntl(w->dup, F_GETPIPE_SZ);
+	if (size < 0 || ioctl(w->dup, FIONREAD, &used) < 0)
+		return 0;
+	return (long long)size - used;
+}
+
+/* Whether w's socket listens now (a POLL kevent's socket may listen after ADD). */
+static int kcount_listening(const struct kwatch *w)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+
+	if (w->kind != KFD_SOCKET)
+		return 0;
+	if (w->type == KEVENT_SOCKET && w->listener)
+		return 1;
+	return getsockopt(w->dup, SOL_SOCKET, SO_ACCEPTCONN, &val, &len) == 0 && val;
+}
+
+static __u32 ksocket_backlog(const struct kwatch *w);
+
+/* UNIX_DIAG_RQLEN's receive queue in a sock_diag answer: a listener's backlog. */
+static long long kcount_rqlen(const struct nlmsghdr *h, long n)
+{
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	const struct rtattr *a = (const struct rtattr *)(m + 1);
+	int len;
+
+	if (n < (long)NLMSG_LENGTH(sizeof(*m)) || !NLMSG_OK(h, n) ||
+	    h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return 0;
+	len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == UNIX_DIAG_RQLEN &&
+		    RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen))
+			return ((const struct unix_diag_rqlen *)RTA_DATA(a))->udiag_rqueue;
+	return 0;
+}
+
+/*
+ * An AF_UNIX listener's accept queue: no ioctl or socket option tells it
+ * (SIOCINQ refuses a listener), only sock_diag by the socket's inode
+ * (unix_diag, loaded on demand; in the daemon's network namespace).  The
+ * kernel answers within send(); 0 where it cannot (docs/abi.md section 9).
+ */
+static long long kcount_unix_backlog(const struct kwatch *w)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} q = { .h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_RQLEN,
+		       .udiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } };
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct stat st;
+	long long v = 0;
+	long n;
+	int nl;
+
+	if (fstat(w->dup, &st) < 0)	/* classified a socket already (B3) */
+		return 0;
+	q.r.udiag_ino = (__u32)st.st_ino;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return 0;
+	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q)) {
+		n = recv(nl, &a, sizeof(a), MSG_DONTWAIT);
+		v = kcount_rqlen(&a.h, n);
+	}
+	close(nl);
+	return v;
+}
+
+/* A listener's waiting connections: TCP's TCP_INFO, AF_UNIX's sock_diag. */
+static __u32 kcount_backlog(const struct kwatch *w)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(w->dup, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX)
+		return kcount_clamp(kcount_unix_backlog(w));
+	return ksocket_backlog(w);
+}
+
+/*
+ * D67: the count for the bits fired: readable ones (POLLIN, POLLRDNORM;
+ * SOCKET RECV, ACCEPT) count the bytes to read, or a listener's waiting
+ * connections; else writable ones (POLLOUT, POLLWRNORM; SEND) the free
+ * space; else, and for any file that is no pipe, FIFO or socket, 0.
+ * The locks these calls take are the file's own, as the client's FIONREAD
+ * takes them (docs/abi.md section 9).
+ */
+static __u32 kwatch_count_of(const struct kwatch *w, __u32 fired)
+{
+	int is_poll = w->type == KEVENT_POLL;
+	__u32 in = is_poll ? KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM
+			: KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT;
+	__u32 out = is_poll ? KEVENT_POLL_POLLOUT | KEVENT_POLL_POLLWRNORM : KEVENT_SOCKET_SEND;
+
+	if (w->kind != KFD_PIPE && w->kind != KFD_SOCKET)
+		return 0;
+	if (fired & in)
+		return kcount_listening(w) ? kcount_backlog(w) : kcount_clamp(kcount_readable(w));
+	if (fired & out)
+		return kcount_clamp(kcount_writable(w));
+	return 0;
+}
+
+/* The core's dequeue, q->ctl held: w lives until detach, which needs it too. */
+static __u32 kwatch_data_count(struct kitem *k, __u32 fired)
+{
+	return kwatch_count_of(korigin_data(k), fired);
 }
 
 static int ksocket_check(const struct kwatch *w, short rev, struct korigin_result *res)
@@ -320,9 +484,13 @@ static int kwatch_attach(struct kitem *k, const struct kcaller *caller,
 			      .event = uk->event };
 	w->bits = KPOLL_BITS | (korigin_revision(k) >= 2 ? KEVENT_POLL_POLLRDHUP : 0);
 	w->regular = type == KEVENT_POLL && info.kind == KFD_REGULAR;
+	w->kind = info.kind;
 	if (type == KEVENT_SOCKET)
 		ksocket_probe(w);
 	ready = kwatch_ready(w, res);
+	/* D67: an answer at ADD is a delivery: it carries the count now */
+	if (ready && korigin_counts(k) && !(res->ret_flags & KEVENT_RET_BROKEN))
+		res->ret_data[1] = kwatch_count_of(w, res->ret_data[0]);
 	/* D42 queues a source ready at ADD; one in error is answered as ever (O8) */
 	if (ready && (!korigin_always_queue(k) || (res->ret_flags & KEVENT_RET_BROKEN))) {
 		kcloser_close(caller->uid, dup);
@@ -463,6 +631,7 @@ const struct korigin_ops kpoll_ops = {
 	.modify = kwatch_modify,
 	.detach = kwatch_detach,
 	.level = kwatch_level,
+	.count = kwatch_data_count,
 };
 
 const struct korigin_ops ksocket_ops = {
@@ -471,4 +640,5 @@ const struct korigin_ops ksocket_ops = {
 	.modify = kwatch_modify,
 	.detach = kwatch_detach,
 	.level = kwatch_level,
+	.count = kwatch_data_count,
 };

@@ -81,10 +81,11 @@ extern const struct korigin_ops kinode_ops;
 
 /* Taking a client's fd (fdtake.c). */
 enum kfd_kind {
-	KFD_OTHER = 0,		/* pipe, eventfd, char device, ... */
+	KFD_OTHER = 0,		/* eventfd, char device, ... */
 	KFD_REGULAR,
 	KFD_DIRECTORY,
 	KFD_SOCKET,
+	KFD_PIPE,		/* a pipe or a FIFO: it has a count (D67) */
 };
 
 struct kfd_info {

@@ -44,6 +44,13 @@ int korigin_always_queue(const struct kitem *k)
 	return korigin_revision(k) >= 2 && (k->uk.req_flags & KEVENT_REQ_ALWAYS_QUEUE);
 }
 
+/* D67: the core's descriptors give POLL and SOCKET a count (core/types.c). */
+int korigin_counts(const struct kitem *k)
+{
+	return korigin_revision(k) >= 4 &&
+	       (k->uk.type == KEVENT_POLL || k->uk.type == KEVENT_SOCKET);
+}
+
 void *korigin_data(const struct kitem *k)
 {
 	return k->data;

@@ -93,6 +93,40 @@ Test(poll, becomes_ready_later_and_refires_only_on_new_activity)
 	close(p[1]);
 }
 
+/*
+ * D67: the count, read on the duplicate when asked: the bytes in the pipe
+ * then, 0 without a readable bit; a writable pipe answered at ADD on
+ * revision 4 carries its room, on revision 3 nothing.
+ */
+Test(poll, count_reads_the_duplicate_now)
+{
+	const struct korigin_ops *ops = rec_ops(KEVENT_POLL);
+	struct ukevent uk = { .type = KEVENT_POLL, .event = KEVENT_POLL_POLLOUT };
+	struct kcaller self = rec_self();
+	struct korigin_result res;
+	struct kitem k, w;
+	char buf[2];
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, 0, &res), 0);
+	cr_assert_eq(write(p[1], "abcde", 5), 5);
+	cr_assert_eq(rec_wait_fires(&k, 1, WAIT_MS), 1);
+	cr_assert_eq(read(p[0], buf, 2), 2);
+	cr_expect_eq(ops->count(&k, KEVENT_POLL_POLLIN), 3u, "the bytes now, not at the fire");
+	cr_expect_eq(ops->count(&k, 0), 0u);
+	cr_expect_eq(ops->count(&k, KEVENT_POLL_POLLHUP), 0u);
+	uk.id.raw[0] = (__u32)p[1];
+	cr_expect_eq(rec_add_rev(&w, 4, &uk, &self, &res), 1, "writable: answered");
+	cr_expect_eq(res.ret_data[1], (__u32)fcntl(p[1], F_GETPIPE_SZ) - 3u, "room: %u",
+		     res.ret_data[1]);
+	cr_expect_eq(rec_add_rev(&w, 3, &uk, &self, &res), 1);
+	cr_expect_eq(res.ret_data[1], 0u, "revision 3: %u", res.ret_data[1]);
+	rec_remove(&k);
+	close(p[0]);
+	close(p[1]);
+}
+
 Test(poll, oneshot_fires_once)
 {
 	struct korigin_result res;

@@ -149,7 +149,10 @@ struct ukevent {
 	__u32 req_flags;		/* KEVENT_REQ_* */
 	__u32 ret_flags;		/* KEVENT_RET_*, written by the backend */
 	__u32 ret_data[2];		/* type specific; [1] = -errno if BROKEN, */
-					/* but as passed for an unmatched MODIFY/REMOVE (D38) */
+					/* but as passed for an unmatched MODIFY/REMOVE (D38); */
+					/* rev 4, POLL and SOCKET: [1] = the source's count */
+					/* at delivery: bytes readable (a listener: its */
+					/* accept queue) or free space to write, D67 */
 	union {				/* user cookie, copied back untouched */
 		__u32 user[2];
 		void *ptr;		/* kept for source compatibility (A2) */
