@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
@@ -234,6 +235,57 @@ KTEST(poll, hangup_racing_data_not_lost)
 	for (int round = 0; round < 40; round++) {
 		hangup_race_round(false, round);
 		hangup_race_round(true, round);
+	}
+}
+
+/* A connected pair of UDP sockets on the loopback address. */
+static void udp_pair(int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	for (int i = 0; i < 2; i++) {
+		sv[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		cr_assert(sv[i] >= 0, "UDP socket: %s", strerror(errno));
+		a.sin_port = 0;
+		cr_assert_eq(bind(sv[i], (struct sockaddr *)&a, sizeof(a)), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(getsockname(sv[1 - i], (struct sockaddr *)&a, &len), 0);
+		cr_assert_eq(connect(sv[i], (struct sockaddr *)&a, sizeof(a)), 0);
+	}
+}
+
+/*
+ * A8: the bits reported are what a poll of the file gives, never a
+ * wake-up's key: a socket's data wake-up names POLLIN, POLLPRI,
+ * POLLRDNORM and POLLRDBAND whatever came, so a kevent asking POLLIN |
+ * POLLPRI | POLLRDBAND of a socket that received plain bytes gets POLLIN
+ * alone (the lockstep fuzzer's finding on the module).  A stream and a
+ * datagram AF_UNIX pair and a UDP pair (the module polls the first two in
+ * the waker, the last in its kworker).
+ */
+KTEST(poll, socket_wakeup_key_is_no_state)
+{
+	const __u32 ev = P(POLLIN) | P(POLLPRI) | P(POLLRDBAND);
+	static const char *const names[3] = { "AF_UNIX stream", "AF_UNIX datagram", "UDP" };
+
+	for (int t = 0; t < 3; t++) {
+		int kfd = kt_open(O_RDWR), sv[2];
+
+		if (t < 2)
+			kt_socketpair(t ? SOCK_DGRAM : SOCK_STREAM, sv);
+		else
+			udp_pair(sv);
+		kt_add_queued(kfd, kt_uk_poll(sv[0], ev, 0, 1));
+		kt_write1(sv[1]);
+		struct ukevent e = kt_get_one(kfd, names[t]);
+
+		cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "%s: %#x, a poll says POLLIN",
+			     names[t], e.ret_data[0]);
+		close(sv[0]);
+		close(sv[1]);
+		close(kfd);
 	}
 }
 

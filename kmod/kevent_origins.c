@@ -12,12 +12,14 @@
  *    kevent_fire(), which takes the queue's ready_lock with irqsave.
  *  - kevent_poll_wake() runs under the watched wait-queue head's lock, maybe
  *    in irq context, so it calls no ->poll() that may take a lock or sleep.
- *    A keyed wakeup whose key gives all k asks for fires k right there
- *    (kevent_poll_wake_keyed, as epoll's callback does); on a TCP or
- *    AF_UNIX socket or a pipe, whose poll takes no lock, the poll runs there
- *    and k fires with its answer ("polling in the waker": every poll-and-fire of
- *    such a kevent holds that head's lock, which orders them); any other
- *    wakeup queues k->poll.work, which re-polls from a kworker.
+ *    On a TCP or AF_UNIX socket or a pipe, whose poll takes no lock, the
+ *    poll runs there and k fires with its answer ("polling in the waker":
+ *    every poll-and-fire of such a kevent holds that head's lock, which
+ *    orders them).  Else a keyed wakeup of a file that is no socket (a
+ *    socket's key names bits that may not hold) whose key gives all k asks
+ *    for fires k right there (kevent_poll_wake_keyed, as epoll's callback
+ *    does); any other wakeup queues k->poll.work, which re-polls from a
+ *    kworker.
  *    Lock order: wait-queue head lock -> ready_lock -> poll_wq's lock.
  *  - attach hooks k with poll.stopped set, so no wakeup fires it before the
  *    ADD decides; a kept k is polled again once it is open (kevent_fd_open).
@@ -652,13 +654,18 @@ static int kevent_poll_wake(wait_queue_entry_t *wait, unsigned int mode,
 	/* A keyed wakeup for bits nobody asked for is no activity for k. */
 	if (bits && !(bits & READ_ONCE(k->poll.want)))
 		return 0;
-	if (bits && kevent_poll_wake_keyed(k, bits))
-		return 0;
 	if (kevent_poll_lockless(k, &ops)) {
 		/* This head's lock is held: the poll and the fire in its order. */
 		kevent_poll_report(k, kevent_lockless_poll(k, ops));
 		return 0;
 	}
+	/*
+	 * A socket's key is no state: sock_def_readable() names POLLIN,
+	 * POLLPRI, POLLRDNORM and POLLRDBAND whatever came, so only a poll
+	 * tells which hold (A8).
+	 */
+	if (bits && !k->poll.sock && kevent_poll_wake_keyed(k, bits))
+		return 0;
 	queue_work(kevent_wq, &k->poll.work);
 	return 0;
 }
