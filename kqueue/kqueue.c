@@ -289,6 +289,19 @@ int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct keve
 	return 0;
 }
 
+/*
+ * ADD of a kevent that is never ready at ADD (a user event, an inode
+ * kevent): an entry answered at once was refused.  0 or a negative errno.
+ */
+static int dev_add_waiting(struct kq *kq, struct ukevent *uk)
+{
+	int r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, uk);
+
+	if (r < 0)
+		return -errno;
+	return r > 0 ? uk_refusal(uk) : 0;
+}
+
 /* Register kn's user kevent: 0 or a negative errno. */
 int kqf_dev_user_add(struct kq *kq, struct knote *kn)
 {
@@ -296,11 +309,9 @@ int kqf_dev_user_add(struct kq *kq, struct knote *kn)
 	int r;
 
 	uk_fill_user(&uk, kn);
-	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
-	if (r < 0)
-		return -errno;
-	if (r > 0)	/* answered: refused (a user event is never ready at ADD) */
-		return uk_refusal(&uk);
+	r = dev_add_waiting(kq, &uk);
+	if (r)
+		return r;
 	kn->dev_on = true;
 	kn->dev_user = true;
 	return 0;
@@ -340,11 +351,9 @@ int kqf_dev_vnode_add(struct kq *kq, struct knote *kn)
 	int r;
 
 	uk_fill_vnode(&uk, kn);
-	r = kevent_ctl(kq->fd, KEVENT_CTL_ADD, 1, &uk);
-	if (r < 0)
-		return -errno;
-	if (r > 0)	/* answered: refused (an inode kevent is never ready at ADD) */
-		return uk_refusal(&uk);
+	r = dev_add_waiting(kq, &uk);
+	if (r)
+		return r;
 	kn->dev_on = true;
 	kn->dev_vnode = true;
 	return 0;
