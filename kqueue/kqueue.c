@@ -873,30 +873,53 @@ static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *
 #define DEV_REREAD 4
 
 /*
+ * How many device events a read may take: on a revision-2 queue what the
+ * eventlist still has room for beside the candidates (0: none), else a
+ * whole batch.
+ */
+static unsigned int dev_room(struct kq *kq, int max)
+{
+	int n = 0;
+
+	if (!kq->dev_level || max >= DEV_BATCH)
+		return DEV_BATCH;
+	for (struct link *l = kq->cands.next; l != &kq->cands && n < max; l = l->next)
+		n++;
+	return (unsigned int)(max - n);
+}
+
+/*
  * Wait in the device up to wait_ns, then read what else it has at once;
  * every orphan becomes a candidate.  Returns the number of device events
  * of the wait, or -errno.
  *
- * On a revision-2 queue a read takes at most max events (the caller's
- * eventlist): each LEVEL kevent dequeued is polled again by the device at
- * every later dequeue (D43), so a read of all of them would make every call
- * cost one poll per ready socket; taking max, the device serves them in
- * turns from its ready list and the rest wait there, not in the library.
+ * On a revision-2 queue the reads take at most what the caller's eventlist
+ * has room for (max less the candidates already there): each LEVEL kevent
+ * dequeued is polled again by the device at every later dequeue (D43), so
+ * a read of all of them would make every call cost one poll per ready
+ * socket; taking only what fits, the device serves them in turns from its
+ * ready list and the rest wait there, not in the library.  A report taken
+ * and not delivered in this call would cost the library its own poll(2)
+ * and count at the next one (the report is this call's only).
  */
 static int wait_device(struct kq *kq, uint64_t wait_ns, int max)
 {
-	unsigned int want = kq->dev_level && max < DEV_BATCH ? (unsigned int)max : DEV_BATCH;
-	int fresh, r = read_device(kq, wait_ns, want, &fresh), more = r, got = fresh;
+	unsigned int want = dev_room(kq, max);
+	int fresh, r, more;
+
+	/* One at least: candidates kept ready must not starve the device. */
+	r = more = read_device(kq, wait_ns, want ? want : 1, &fresh);
 
 	/*
 	 * "Brings more" counts new candidates: a LEVEL kevent (D43) comes
 	 * back at every dequeue while it is ready, which is nothing new.
 	 */
-	for (int i = 0; wait_ns && more > 0 && fresh > 0 && i < DEV_REREAD &&
-	     (!kq->dev_level || got < max); i++) {
+	for (int i = 0; wait_ns && more > 0 && fresh > 0 && i < DEV_REREAD; i++) {
+		want = dev_room(kq, max);
+		if (!want)
+			break;	/* the eventlist is full already */
 		sched_yield();
 		more = read_device(kq, 0, want, &fresh);
-		got += fresh;
 	}
 	if (more == -EBADF)
 		return more;
