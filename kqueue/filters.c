@@ -120,13 +120,29 @@ static int attach_fd(struct kq *kq, struct knote *kn, const struct kevent *kev)
 	return 0;
 }
 
+/*
+ * fstat(2) without a path: glibc's fstat() is fstatat(fd, "", AT_EMPTY_PATH),
+ * and kernels before 6.10 copy and look up that empty name (a 4 KiB name
+ * buffer allocated, filled and freed) on every call.  The stale check runs
+ * once per delivered event, where that is most of its cost.  x86-64's
+ * fstat system call fills glibc's struct stat as it is.
+ */
+static int fstat_fd(int fd, struct stat *st)
+{
+#if defined(__x86_64__) && !defined(__ILP32__) && defined(SYS_fstat)
+	return (int)syscall(SYS_fstat, fd, st);
+#else
+	return fstat(fd, st);
+#endif
+}
+
 bool kqf_is_stale(const struct knote *kn)
 {
 	struct stat st;
 
 	if (kn->kind != K_FD && kn->kind != K_FILE && kn->kind != K_VNODE && kn->kind != K_KQUEUE)
 		return false;
-	if (fstat((int)kn->kev.ident, &st) < 0)
+	if (fstat_fd((int)kn->kev.ident, &st) < 0)
 		return true;
 	return st.st_dev != kn->st_dev || st.st_ino != kn->st_ino;
 }
