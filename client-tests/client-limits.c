@@ -14,15 +14,19 @@
  * running cap: as many daemon workers), take kt_lock_backend() first and
  * run one at a time among themselves.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ktest.h"
@@ -610,6 +614,135 @@ KTEST(limits, running_cap_eagain)
 		cr_assert_eq(s[i].ret, 0, "held ADD %u: %d (%s)", i, s[i].ret, strerror(s[i].err));
 	cr_assert_eq(kt_queue_kevents(kfd), cap, "the held ADDs did not all register");
 	close(kfd);
+}
+
+struct held_write {
+	int fd;
+	void *page;
+	ssize_t ret;
+};
+
+/* A write whose source is the userfaultfd page: it waits in the copy, inside the pipe's mutex. */
+static void *held_write_run(void *arg)
+{
+	struct held_write *h = arg;
+
+	h->ret = write(h->fd, h->page, 1);
+	return NULL;
+}
+
+struct parked_get {
+	int kfd;
+	int ret;
+	struct ukevent uk[2];
+};
+
+static void *parked_get_run(void *arg)
+{
+	struct parked_get *g = arg;
+
+	g->ret = kt_get(g->kfd, 2, 2, KT_MS(120000), g->uk);
+	return NULL;
+}
+
+/*
+ * The other uid: a timer of 1 s and a GET_EVENTS that waits for it, as
+ * root, in a child of its own; writes the milliseconds it took (or -errno).
+ * No assertion here: the child reports, the test asserts.
+ */
+static void other_uid_run(int go, int res)
+{
+	struct ukevent uk = kt_uk_timer(1000, KEVENT_REQ_ONESHOT, 9), got;
+	int kfd = open(kt_device(), O_RDWR | O_CLOEXEC), r = -1;
+	char c;
+	__u64 t0;
+
+	if (read(go, &c, 1) == 1 && kfd >= 0) {
+		t0 = kt_now_ns();
+		r = kevent_ctl(kfd, KEVENT_CTL_ADD, 1, &uk) < 0 ? -errno
+		    : kevent_get_events(kfd, 1, 1, KT_MS(60000), &got, 0) != 1 ? -ETIME
+		    : (int)((kt_now_ns() - t0) / 1000000);
+	}
+	if (write(res, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * abi.md O11, design.md B3: revision 4's counts (D67) are read from the
+ * source, and a pipe's FIONREAD waits for the pipe's mutex, which a client
+ * holds as long as it likes inside its own write() (its buffer a
+ * userfaultfd page).  A parked GET_EVENTS made due on the daemon's core
+ * worker (a timer's expiry) must not read its count there: the worker
+ * serves every uid.  Here the held count is this test's uid's, and another
+ * uid's timer must still end its own parked call on time.  The module
+ * counts without the mutex (abi.md section 9).  Nothing is asserted while
+ * the write is held (running_cap_eagain says why).
+ */
+KTEST_REVS(limits, a_count_held_by_its_client_delays_only_its_uid, 4, KTEST_OPEN)
+{
+	long psize = sysconf(_SC_PAGESIZE);
+	struct held_write h = { 0 };
+	struct parked_get g = { 0 };
+	pthread_t th, tg;
+	struct pollfd pf;
+	int go[2], res[2], p[2], other = -2, faulted, fill, status;
+	void *page = NULL, *src;
+	pid_t pid;
+
+	int uffd = uffd_page(&page, psize);
+	if (uffd < 0)
+		cr_skip_test("userfaultfd: %s (needs root or vm.unprivileged_userfaultfd)", strerror(-uffd));
+	cr_assert_eq(pipe2(go, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(res, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		other_uid_run(go[0], res[0] < 0 ? -1 : res[1]);
+	kt_own_uid();
+	src = aligned_alloc((size_t)psize, (size_t)psize);
+	cr_assert(src);
+	memset(src, 'y', (size_t)psize);
+	g.kfd = kt_open(O_RDWR);
+	kt_pipe(p);
+	kt_add_queued(g.kfd, kt_uk_poll(p[0], KEVENT_POLL_POLLIN, 0, 1));
+	cr_assert_eq(pthread_create(&tg, NULL, parked_get_run, &g), 0);
+	kt_await_parked(g.kfd, 1, 10000);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	cr_assert(kt_wait_ready(g.kfd, 1, 10000), "the pipe's byte fired (1 of the 2 the call waits for)");
+	h = (struct held_write){ .fd = p[1], .page = page };
+	cr_assert_eq(pthread_create(&th, NULL, held_write_run, &h), 0);
+	/* From here until the release, no assertion (see above). */
+	pf = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	faulted = poll(&pf, 1, 10000);
+	struct ukevent t = kt_uk_timer(100, KEVENT_REQ_ONESHOT, 2);
+	int added = kevent_ctl(g.kfd, KEVENT_CTL_ADD, 1, &t);
+	/* The 100 ms timer makes the parked call due on the worker; 1 s later the other uid's. */
+	if (write(go[1], "g", 1) == 1) {
+		pf = (struct pollfd){ .fd = res[0], .events = POLLIN };
+		if (poll(&pf, 1, 20000) == 1 && read(res[0], &other, sizeof(other)) != sizeof(other))
+			other = -3;
+	}
+	fill = uffd_fill_close(uffd, page, src, psize);
+	pthread_join(th, NULL);
+	pthread_join(tg, NULL);
+	waitpid(pid, &status, 0);
+	free(src);
+	cr_assert_eq(faulted, 1, "the held write never faulted on its userfaultfd page");
+	cr_assert_eq(added, 0, "the 100 ms timer's ADD: %s", strerror(errno));
+	cr_assert_eq(fill, 0, "UFFDIO_COPY: %s", strerror(-fill));
+	cr_assert_eq(h.ret, 1, "the held write, once released");
+	cr_assert(other >= 0, "the other uid's 1 s timer did not end its parked call within 20 s while "
+		  "this uid's count waited on the pipe's mutex (%d): a shared thread waited (B3, O11)",
+		  other);
+	cr_assert_eq(g.ret, 2, "the parked call of this uid: %d", g.ret);
+	for (int i = 0; i < 2; i++)
+		if (g.uk[i].type == KEVENT_POLL)
+			cr_assert(g.uk[i].ret_data[1] >= 1, "D67: the count, read after the release: %u",
+				  g.uk[i].ret_data[1]);
+	close(p[0]);
+	close(p[1]);
+	close(g.kfd);
 }
 
 /*

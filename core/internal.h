@@ -152,6 +152,9 @@ struct kwaiter {
 	bool is_wait;			/* KEVENT_IOC_WAIT: max_nr is its num */
 	int result;
 	struct klist done_node;		/* private to one service pass */
+	/* O11: counts of the result still to read (kwaiter_counts) */
+	struct { unsigned int idx; struct kcount_pin *pin; } *pins;
+	unsigned int npins;
 };
 
 #define KHEAP_NONE ((size_t)-1)

@@ -105,6 +105,7 @@
 #ifndef KEVENT_CORE_KCORE_H
 #define KEVENT_CORE_KCORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/kevent.h>
 
@@ -343,6 +344,17 @@ int kdisp_execute(struct kqueue *q, const struct kdisp_plan *plan,
  * it has completed.  The handle stays valid until kwaiter_put().
  */
 void kwaiter_interrupt(struct kwaiter *w);
+
+/*
+ * O11: a parked GET_EVENTS completed on the core's worker on a queue with
+ * D67's counts leaves its records' counts to read: the transport calls
+ * kwaiter_counts() before it moves the result to the caller, on the thread
+ * where it may wait on the caller (the daemon's uid lane), through the ua
+ * the events were written with.  0, or -EFAULT when ua failed (the result
+ * is lost as a late copy fault is, D10).
+ */
+bool kwaiter_has_counts(const struct kwaiter *w);
+int kwaiter_counts(struct kwaiter *w, const struct kuaccess *ua);
 void kwaiter_put(struct kwaiter *w);
 
 #endif /* KEVENT_CORE_KCORE_H */

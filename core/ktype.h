@@ -75,6 +75,12 @@ struct ktype {
 	 * NULL: ret_data[1] is the result's, as below revision 4.
 	 */
 	void (*data)(struct kitem *k, struct ukevent *out);
+	/*
+	 * O11, under KR_DATA: data() deferred.  Called where data() would be,
+	 * on the core's worker for a parked GET_EVENTS; returns what reads the
+	 * count later (origin.h kcount_pin), or NULL when data() must run now.
+	 */
+	struct kcount_pin *(*data_pin)(struct kitem *k);
 };
 
 /* The descriptor of type, or NULL for a type no table row describes. */

@@ -44,6 +44,18 @@ struct korigin_result {
 	__u32 ret_data[2];	/* type specific (A8, A9); [1] = -errno if BROKEN */
 };
 
+/*
+ * What count() needs, held past the dequeue by a record whose count is read
+ * later, on the caller's uid lane (docs/abi.md O11: the count may wait on a
+ * lock the client holds, and a parked GET_EVENTS is taken on the core's
+ * shared worker).  put() reads the count for out->ret_data[0] into
+ * out->ret_data[1] (out NULL: no count) and frees the pin; it may block on
+ * the source, so it runs only where the caller's own work may wait.
+ */
+struct kcount_pin {
+	void (*put)(struct kcount_pin *pin, struct ukevent *out);
+};
+
 struct korigin_ops {
 	const char *name;
 	/*
@@ -79,6 +91,12 @@ struct korigin_ops {
 	 * NULL: the records carry 0.
 	 */
 	__u32 (*count)(struct kitem *k, __u32 fired);
+	/*
+	 * O11: what count() needs, taken now without blocking (the core's
+	 * worker calls it, q->ctl held), for a count read later by the pin's
+	 * put().  NULL return (or no op): the core calls count() at once.
+	 */
+	struct kcount_pin *(*count_pin)(struct kitem *k);
 };
 
 /*

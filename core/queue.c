@@ -1105,6 +1105,74 @@ static void take_data(struct kitem *const *ks, struct ukevent *buf, unsigned int
 			ks[i]->kt->data(ks[i], &buf[i]);
 }
 
+/*
+ * O11: the counts of a parked GET_EVENTS taken on the core's worker, read
+ * later on the caller's uid lane (kwaiter_counts): a count may wait on a
+ * lock the client holds (a pipe's mutex, a TCP socket's lock), and the
+ * worker serves every uid.  Each record keeps a pin of its source; one
+ * whose type gives none (or with no memory for the list) is counted now.
+ */
+static void take_data_later(struct kwaiter *w, struct kitem *const *ks, struct ukevent *buf,
+			    unsigned int n)
+{
+	unsigned int i;
+
+	w->pins = malloc(n * sizeof(*w->pins));	/* transient: not injectable */
+	for (i = 0; i < n; i++) {
+		struct kcount_pin *pin = NULL;
+
+		if (!ks[i]->kt->data || (buf[i].ret_flags & KEVENT_RET_BROKEN))
+			continue;
+		if (w->pins && ks[i]->kt->data_pin)
+			pin = ks[i]->kt->data_pin(ks[i]);
+		if (!pin) {
+			ks[i]->kt->data(ks[i], &buf[i]);
+			continue;
+		}
+		w->pins[w->npins].idx = i;
+		w->pins[w->npins++].pin = pin;
+	}
+}
+
+/* Pins not read (the call failed, or the handle goes): released, no count. */
+static void kwaiter_drop_pins(struct kwaiter *w)
+{
+	for (unsigned int i = 0; i < w->npins; i++)
+		if (w->pins[i].pin)
+			w->pins[i].pin->put(w->pins[i].pin, NULL);
+	free(w->pins);
+	w->pins = NULL;
+	w->npins = 0;
+}
+
+bool kwaiter_has_counts(const struct kwaiter *w)
+{
+	return w->npins > 0;
+}
+
+int kwaiter_counts(struct kwaiter *w, const struct kuaccess *ua)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < w->npins && !ret; i++) {
+		__u64 at = w->events + (__u64)w->pins[i].idx * UKSZ;
+		struct kcount_pin *pin = w->pins[i].pin;
+		struct ukevent uk;
+
+		w->pins[i].pin = NULL;
+		if (ua->read(ua->ctx, &uk, at, UKSZ)) {
+			pin->put(pin, NULL);
+			ret = -EFAULT;
+			break;
+		}
+		pin->put(pin, &uk);
+		if (ua->write(ua->ctx, at, &uk, UKSZ))
+			ret = -EFAULT;
+	}
+	kwaiter_drop_pins(w);
+	return ret;
+}
+
 /* n kevents were taken through c (q->lock held). */
 static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int n)
 {
@@ -1115,13 +1183,15 @@ static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int
 
 /*
  * Takes up to max_nr ready kevents in FIFO order and copies them to uaddr.
+ * later: a parked call completed on the core's worker, whose counts are
+ * read on its uid lane (O11); NULL: read now.
  * ready: the ready count the caller read under the q->ctl it still holds;
  * only a dequeue (q->ctl held) takes kevents off the FIFO, so at least
  * that many are still there, the first of them in the same order, and the
  * count costs no lock section of its own.
  */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
-		       const struct kuaccess *ua, unsigned int ready)
+		       const struct kuaccess *ua, unsigned int ready, struct kwaiter *later)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct kitem *ksmall[TAKE_ON_STACK], **ks = NULL;
@@ -1160,9 +1230,13 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	}
 	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
-	if (ks)
+	if (ks && later)
+		take_data_later(later, ks, buf, n);
+	else if (ks)
 		take_data(ks, buf, n);
 	ret = write_out(ua, uaddr, buf, n);
+	if (ret < 0 && later)
+		kwaiter_drop_pins(later);	/* D10: nothing delivered */
 	/* ONESHOT: freed after the copy (lost with it on a late fault, D10). */
 	klist_for_each_safe(pos, tmp, &done) {
 		struct kitem *k = klist_entry(pos, struct kitem, rnode);
@@ -1491,7 +1565,8 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		else if (w->is_wait)
 			w->result = uring_copy(q, w->max_nr, w->req.ua);
 		else
-			w->result = take_events(q, w->max_nr, w->events, w->req.ua, ready);
+			w->result = take_events(q, w->max_nr, w->events, w->req.ua, ready,
+						w->req.complete != inplace_complete ? w : NULL);
 		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
 		klist_add_tail(&w->done_node, done);
 	}
@@ -1537,6 +1612,7 @@ void kwaiter_put(struct kwaiter *w)
 	if (atomic_fetch_sub(&w->refs, 1) != 1)
 		return;
 	atomic_fetch_sub(&q->core->n_waiters, 1);
+	kwaiter_drop_pins(w);
 	free(w);
 	kqueue_put(q);
 }
@@ -1742,7 +1818,7 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 			goto out;
 		ready = ready_now(q);	/* min_nr was met meanwhile */
 	}
-	ret = take_events(q, arg->max_nr, arg->events, ua, ready);
+	ret = take_events(q, arg->max_nr, arg->events, ua, ready, NULL);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	if (lvl)

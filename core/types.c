@@ -12,8 +12,14 @@ static void kfd_data(struct kitem *k, struct ukevent *out)
 	out->ret_data[1] = k->ops->count ? k->ops->count(k, out->ret_data[0]) : 0;
 }
 
+static struct kcount_pin *kfd_data_pin(struct kitem *k)
+{
+	return k->ops->count_pin ? k->ops->count_pin(k) : NULL;
+}
+
 /* D18, D43, D67: a kevent on a file descriptor: the fd-kevent cap, LEVEL, a count. */
-#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data
+#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data, \
+		.data_pin = kfd_data_pin
 
 static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
 static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };

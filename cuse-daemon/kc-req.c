@@ -177,6 +177,10 @@ static void kc_req_finish(struct kc_req *r)
 	/* D53: a due WAIT chooses and writes its slots now, on the uid lane */
 	if (result == KDISP_WAIT_DUE)
 		result = kwaiter_wait_copy(r->w, kx_xfer_ua(&r->x));
+	/* O11: D67's counts of a GET_EVENTS taken on the core's worker */
+	else if (result > 0 && kwaiter_has_counts(r->w) &&
+		 kwaiter_counts(r->w, kx_xfer_ua(&r->x)) < 0)
+		result = -EFAULT;
 	/* D20: stopping with nothing ready is ENODEV, not a silent 0. */
 	if (atomic_load(&kd.stopping) && result == 0)
 		result = -ENODEV;
@@ -207,7 +211,9 @@ static void kc_complete(void *ctx, int result)
 	pthread_mutex_unlock(&r->lock);
 	if (!mine)
 		return;		/* kc_park replies */
-	if (kx_xfer_may_block(&r->x) && !kc_defer(r->caller.uid, kc_req_finish_job, r))
+	/* O11: counts left to read may wait on the client too */
+	if ((kx_xfer_may_block(&r->x) || kwaiter_has_counts(r->w)) &&
+	    !kc_defer(r->caller.uid, kc_req_finish_job, r))
 		return;
 	kc_req_finish(r);
 }

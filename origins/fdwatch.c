@@ -330,6 +330,48 @@ static __u32 kwatch_data_count(struct kitem *k, __u32 fired)
 	return kwatch_count_of(korigin_data(k), fired);
 }
 
+/*
+ * O11: a count read later, on the caller's uid lane: a copy of w whose dup
+ * is a duplicate of its own (w's goes at detach, which may come first).
+ * F_DUPFD_CLOEXEC takes only the daemon's own fd table: it never waits on
+ * the client.  The duplicate goes to the closer (B3), never closed here.
+ */
+struct kwatch_pin {
+	struct kcount_pin pin;
+	struct kwatch w;
+};
+
+static void kwatch_pin_put(struct kcount_pin *pin, struct ukevent *out)
+{
+	struct kwatch_pin *p = (struct kwatch_pin *)pin;
+
+	if (out)
+		out->ret_data[1] = kwatch_count_of(&p->w, out->ret_data[0]);
+	kcloser_close(p->w.uid, p->w.dup);
+	free(p);
+}
+
+static struct kcount_pin *kwatch_count_pin(struct kitem *k)
+{
+	const struct kwatch *w = korigin_data(k);
+	struct kwatch_pin *p;
+
+	if (w->kind != KFD_PIPE && w->kind != KFD_SOCKET)
+		return NULL;	/* a count of 0 costs nothing: now */
+	p = malloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pin.put = kwatch_pin_put;
+	p->w = *w;
+	p->w.k = NULL;
+	p->w.dup = fcntl(w->dup, F_DUPFD_CLOEXEC, 0);
+	if (p->w.dup < 0) {
+		free(p);
+		return NULL;
+	}
+	return &p->pin;
+}
+
 static int ksocket_check(const struct kwatch *w, short rev, struct korigin_result *res)
 {
 	__u32 fired = 0;
@@ -632,6 +674,7 @@ const struct korigin_ops kpoll_ops = {
 	.detach = kwatch_detach,
 	.level = kwatch_level,
 	.count = kwatch_data_count,
+	.count_pin = kwatch_count_pin,
 };
 
 const struct korigin_ops ksocket_ops = {
@@ -641,4 +684,5 @@ const struct korigin_ops ksocket_ops = {
 	.detach = kwatch_detach,
 	.level = kwatch_level,
 	.count = kwatch_data_count,
+	.count_pin = kwatch_count_pin,
 };
