@@ -181,6 +181,7 @@ KQT(timer, dispatch_fires_once_until_enabled)
 	kqt_quiet(kq, 50, "dispatched");
 	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
 	kqt_get(kq, "enabled");
+	kqt_quiet(kq, 50, "dispatched again");
 }
 
 KQT(timer, two_timers_are_two_idents)
@@ -373,6 +374,26 @@ KQT(user, dispatch_until_enabled)
 	kqt_quiet(kq, 30, "disabled by dispatch");
 	kqt_ok(kq, 1, EVFILT_USER, EV_ENABLE, 0, 0, NULL);
 	kqt_get(kq, "pending trigger after enable");
+}
+
+/*
+ * EV_ENABLE with nothing pending, then a trigger: reported.  On a
+ * revision-4 queue the enable is what re-arms the user kevent the device
+ * disarmed at the first delivery (abi.md D65).
+ */
+KQT(user, dispatch_enabled_with_nothing_pending_then_triggered)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_DISPATCH | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "first");
+	kqt_ok(kq, 1, EVFILT_USER, EV_ENABLE, 0, 0, NULL);
+	kqt_quiet(kq, 30, "enabled, nothing pending");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "triggered after the enable");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_quiet(kq, 30, "dispatched again");
 }
 
 KQT(user, delete_drops_a_trigger)
@@ -802,6 +823,28 @@ KQT(vnode, chmod_is_note_attrib)
 	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
 
 	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_ATTRIB, 0, NULL);
+	fchmod(fd, 0600);
+	cr_assert_eq(kqt_get(kq, "chmod").fflags, NOTE_ATTRIB);
+	unlink(path);
+}
+
+/*
+ * A note the knote did not ask for wakes nothing, and must not leave a
+ * dispatch knote disarmed either: on a revision-4 queue the device
+ * disarmed the inode kevent when it reported the write (abi.md D65), and
+ * the front re-arms it, so the later chmod is reported.
+ */
+KQT(vnode, dispatch_unasked_note_leaves_it_armed)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR | EV_DISPATCH, NOTE_ATTRIB, 0,
+	       NULL);
+	pwrite(fd, "x", 1, 0);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "the write's report never came");
+	kqt_quiet(kq, 50, "a write, not asked");
 	fchmod(fd, 0600);
 	cr_assert_eq(kqt_get(kq, "chmod").fflags, NOTE_ATTRIB);
 	unlink(path);
