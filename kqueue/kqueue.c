@@ -213,8 +213,9 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
  * keeps it an orphan until a later ADD can register it.  LEVEL for a level
  * knote the device can report again as kqueue would: not EV_CLEAR (the
  * device's LEVEL would report unread data again, EV_CLEAR must not),
- * not EV_DISPATCH nor a disabled knote (a LEVEL kevent the library does not
- * deliver would end every dequeue at once: a busy loop), not NOTE_LOWAT
+ * not EV_DISPATCH below revision 4 nor a disabled knote (a LEVEL kevent the
+ * library does not deliver would end every dequeue at once: a busy loop;
+ * revision 4's DISPATCH disarms it instead, below), not NOTE_LOWAT
  * (the device knows no low-water mark: below it, the same busy loop).
  * Those stay level in the library: re-looked at by poll() after delivery.
  */
