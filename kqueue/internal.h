@@ -89,6 +89,8 @@ struct kq {
 	pthread_mutex_t lock;
 	int waiters;		/* threads blocked in GET_EVENTS */
 	bool need_wake;		/* candidates came from a change, a signal or a short list */
+	bool level_left;	/* this call delivered a level knote the library looks at again */
+	uint64_t level_dev;	/* serial of one it delivered that the device's LEVEL re-checks */
 	uint64_t next_serial;
 	int wake_fd;		/* eventfd: wakes blocked callers (serial 1) */
 	int ino_fd;		/* inotify for EVFILT_VNODE (serial 2), -1 until needed */

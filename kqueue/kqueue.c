@@ -712,8 +712,13 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 	 * this call with LEVEL (D43): then the device checks it again at the
 	 * next dequeue and reports it while it is still ready.
 	 */
-	if (!(kn->dev_req & KEVENT_REQ_LEVEL) || kn->dev_gen != kq->gen)
+	if (!(kn->dev_req & KEVENT_REQ_LEVEL) || kn->dev_gen != kq->gen) {
 		requeue(kq, kn);
+		if (!kn->disabled)
+			kq->level_left = true;	/* ready as delivered: see mark_level() */
+	} else if (!kn->disabled) {
+		kq->level_dev = kn->serial;
+	}
 }
 
 /*
@@ -799,7 +804,9 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		struct knote *kn;
 
 		if (serial == SERIAL_WAKE) {
-			drain_fd(kq->wake_fd);
+			/* a READY of it (mark_level) reports no bit (D49): nothing written */
+			if (uk[i].ret_data[0] & KEVENT_POLL_POLLIN || !kq->dev_level)
+				drain_fd(kq->wake_fd);
 			continue;
 		}
 		if (serial == SERIAL_INOTIFY) {
@@ -1070,6 +1077,38 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 	return n;
 }
 
+/*
+ * The call delivered a level knote, ready when it was delivered and not
+ * read yet: FreeBSD keeps such a knote queued until its next scan, so the
+ * kqueue fd polls readable until the next kevent() call.  Neither the
+ * library's candidates (revision 1) nor the device's LEVEL check (D43: at
+ * the next dequeue, not at poll()) make the device fd readable, so one
+ * kevent is made ready, once per call, not per event.  A LEVEL kevent the
+ * device delivered in this call: a READY of it (D49), which the next call
+ * takes as its report (no bits: the library looks at that one fd itself,
+ * one poll(2) and FIONREAD per call); it takes the place in the device's
+ * list its LEVEL check would give it, so the sockets still take turns.
+ * Else (a knote the library looks at again, revision 1): a READY of the
+ * wake kevent, or a write of the eventfd on revision 1.  Like FreeBSD's,
+ * the fd stays readable if the caller drains the source meanwhile; the
+ * next call then finds nothing.
+ */
+static void mark_level(struct kq *kq)
+{
+	struct knote *kn = kq->level_left ? NULL : by_serial(kq, kq->level_dev);
+	struct ukevent uk;
+
+	if (kq->dev_level) {
+		if (kn && kn->dev_on)
+			uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
+		else
+			uk_fill(&uk, kq->wake_fd, KEVENT_POLL_POLLIN, SERIAL_WAKE);
+		if (kevent_ctl(kq->fd, KEVENT_CTL_READY, 1, &uk) == 1)
+			return;
+	}
+	wake_waiters(kq);
+}
+
 /* ---- the two calls ---- */
 
 int kqueue(void)
@@ -1107,7 +1146,11 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 	/* Candidates a blocked caller or a poll() of the fd has not seen yet. */
 	if (kq->need_wake && !l_empty(&kq->cands))
 		wake_waiters(kq);
+	else if ((kq->level_left || kq->level_dev) && r > 0 && !kq->closed)
+		mark_level(kq);
 	kq->need_wake = false;
+	kq->level_left = false;
+	kq->level_dev = 0;
 	pthread_mutex_unlock(&kq->lock);
 	kqf_kq_put(kq);
 	if (r < 0) {

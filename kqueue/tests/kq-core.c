@@ -605,12 +605,37 @@ KQT(flags, dispatch_with_clear)
 	cr_assert_eq(kqt_get(kq, "enabled: data while disabled").data, 2);
 }
 
+
 /* Wait up to 10 s for the kqueue fd to poll readable (a device report is queued). */
 static void readable_soon(int kq, const char *what)
 {
 	struct pollfd pf = { .fd = kq, .events = POLLIN };
 
 	cr_assert_eq(poll(&pf, 1, 10000), 1, "%s: the kqueue fd never polled readable", what);
+}
+
+/*
+ * FreeBSD keeps a level knote queued after its delivery until the next
+ * scan: with its data left unread the kqueue fd polls readable, and a
+ * program that polls the kqueue fd before each kevent() call (a kqueue
+ * nested in another event loop) sees it again.  Drained, the next call
+ * reports nothing and the fd is quiet after it.
+ */
+KQT(flags, level_delivered_keeps_the_kqueue_fd_readable)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 5);
+	cr_assert_eq(kqt_get(kq, "first").data, 5);
+	readable_soon(kq, "delivered, 5 bytes unread");
+	cr_assert_eq(kqt_get(kq, "again").data, 5);
+	readable_soon(kq, "delivered again, still unread");
+	kqt_drain(p[0]);
+	kqt_quiet(kq, 50, "drained");
+	cr_assert_eq(poll(&pf, 1, 100), 0, "drained and collected, yet readable: %#x", pf.revents);
 }
 
 /*
