@@ -254,7 +254,19 @@ void kqf_fd_sync(struct kq *kq, struct knote *kn)
 	    !(uk.ret_flags & KEVENT_RET_BROKEN)) {
 		kn->dev_req = want;
 		kn->dev_disarmed = false;	/* every MODIFY re-arms (D65) */
+		return;
 	}
+	/*
+	 * Refused, or the call failed: what the kevent asks is not known any
+	 * more, and one left LEVEL under a disabled knote would be reported at
+	 * every dequeue and dropped here, each wait ending at once.  It goes;
+	 * the knote is the library's until a look finds it not ready, and
+	 * kqf_arm() then registers it afresh, as a source ready at ADD.
+	 */
+	kqf_dev_remove(kq, kn);
+	kn->dev_on = false;
+	kn->dev_req = 0;
+	kn->dev_disarmed = false;
 }
 
 /*
