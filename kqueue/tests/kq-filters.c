@@ -125,6 +125,48 @@ KQT(timer, abstime_in_the_past_fires_at_once)
 	cr_assert_eq(kqt_get(kq, "1970").data, 1);
 }
 
+/*
+ * An absolute timer disabled and enabled again keeps its deadline on the
+ * wall clock: a clock set past it fires it.  It sets CLOCK_REALTIME, so it
+ * runs only where KEVENT_TEST_CLOCK_SET=1 (the guest boot of its own,
+ * tests/vm/README.md), and puts the clock back.  Under Criterion's timeout,
+ * which follows the wall clock: a 40 s step.
+ */
+KQT(timer, clock_set_abstime_enabled_again_stays_absolute)
+{
+	const char *v = getenv("KEVENT_TEST_CLOCK_SET");
+	int kq = kqt_kqueue(), n;
+	struct timespec rt, mono, now, to;
+	struct kevent e;
+
+	if (!v || strcmp(v, "1"))
+		cr_skip_test("sets CLOCK_REALTIME: only where KEVENT_TEST_CLOCK_SET=1");
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_ABSTIME | NOTE_SECONDS,
+	       (intptr_t)rt.tv_sec + 20, NULL);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DISABLE, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
+	to = rt;
+	to.tv_sec += 40;
+	cr_assert_eq(clock_settime(CLOCK_REALTIME, &to), 0, "clock_settime: %s", strerror(errno));
+	n = kqt_wait(kq, &e, 1, 5000);
+	/* Back where it would be: the original plus the time elapsed. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	to.tv_sec = rt.tv_sec + (now.tv_sec - mono.tv_sec);
+	to.tv_nsec = rt.tv_nsec + (now.tv_nsec - mono.tv_nsec);
+	if (to.tv_nsec < 0) {
+		to.tv_nsec += 1000000000;
+		to.tv_sec--;
+	} else if (to.tv_nsec >= 1000000000) {
+		to.tv_nsec -= 1000000000;
+		to.tv_sec++;
+	}
+	cr_assert_eq(clock_settime(CLOCK_REALTIME, &to), 0, "restoring the clock");
+	cr_assert_eq(n, 1, "a 40 s step past the deadline: no event");
+	cr_assert_eq(e.ident, 1u);
+}
+
 KQT(timer, new_period_takes_effect_at_once)
 {
 	int kq = kqt_kqueue();
