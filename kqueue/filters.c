@@ -422,10 +422,14 @@ static int check_timer(struct knote *kn, struct kevent *out)
  * was disabled are dropped, as the Linux ports and macOS do (FreeBSD keeps
  * them; kqueue-kevent(3) NOTES).  A device timer is re-armed on its own
  * grid (QUERY, then MODIFY with the time left: D61 drops what is pending).
+ * An absolute one keeps its deadline on CLOCK_REALTIME, so it still moves
+ * with the clock (D58); the time left would make it relative.  Its one
+ * expiry passed (QUERY's {0, 0}), it stays disarmed.
  */
 void kqf_filter_enable(struct kq *kq, struct knote *kn)
 {
 	struct kevent_timer_spec ts;
+	int64_t ns;
 	uint64_t v;
 
 	if (kn->kind != K_TIMER)
@@ -438,8 +442,15 @@ void kqf_filter_enable(struct kq *kq, struct knote *kn)
 	}
 	if (kqf_dev_timer(kq, kn, KEVENT_CTL_QUERY, &ts) < 0)
 		return;
-	ts.flags = 0;
-	ts.clock = KEVENT_CLOCK_MONOTONIC;	/* the time left is relative */
+	if ((kn->sfflags & NOTE_ABSTIME) && (ts.value.tv_sec || ts.value.tv_nsec) &&
+	    timer_ns(kn, &ns) == 0) {
+		ts.flags = KEVENT_TIMER_ABSTIME;
+		ts.clock = KEVENT_CLOCK_REALTIME;
+		ts.value = kts(ns);
+	} else {
+		ts.flags = 0;
+		ts.clock = KEVENT_CLOCK_MONOTONIC;	/* the time left is relative */
+	}
 	(void)kqf_dev_timer(kq, kn, KEVENT_CTL_MODIFY, &ts);
 }
 

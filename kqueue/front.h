@@ -9,6 +9,8 @@
 int kqf_sys_close(int fd);
 int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial);
 unsigned int kqf_fd_req(const struct kq *kq, const struct knote *kn);
+unsigned int kqf_dispatch_req(const struct kq *kq, const struct knote *kn);
+void kqf_dev_rearm(struct kq *kq, struct knote *kn);
 void kqf_fd_sync(struct kq *kq, struct knote *kn);
 void kqf_dev_remove(struct kq *kq, const struct knote *kn);
 int kqf_dev_user_add(struct kq *kq, struct knote *kn);

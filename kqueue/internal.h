@@ -42,7 +42,8 @@ struct knote {
 	bool dev_timer;		/* EVFILT_TIMER on a KEVENT_POSIX_TIMER kevent (revision 3) */
 	bool dev_vnode;		/* EVFILT_VNODE on a KEVENT_INODE kevent (revision 4) */
 	bool vnode_dir;		/* vnode: a directory (a subdirectory's LINK is its WRITE's) */
-	unsigned int dev_req;	/* K_FD, revision >= 2: the poll kevent's req_flags */
+	unsigned int dev_req;	/* the device kevent's req_flags (LEVEL: K_FD only) */
+	bool dev_disarmed;	/* its DISPATCH kevent reported and was not MODIFIED since */
 	uint64_t dev_gen;	/* K_FD: kq->gen when the device last reported it */
 	unsigned int dev_revents; /* K_FD: the device's result then (ret_data[0]) */
 	unsigned int dev_count;	/* K_FD, revision >= 4: its count then (ret_data[1], D67) */
@@ -88,6 +89,8 @@ struct kq {
 	pthread_mutex_t lock;
 	int waiters;		/* threads blocked in GET_EVENTS */
 	bool need_wake;		/* candidates came from a change, a signal or a short list */
+	bool level_left;	/* this call delivered a level knote the library looks at again */
+	uint64_t level_dev;	/* serial of one it delivered that the device's LEVEL re-checks */
 	uint64_t next_serial;
 	int wake_fd;		/* eventfd: wakes blocked callers (serial 1) */
 	int ino_fd;		/* inotify for EVFILT_VNODE (serial 2), -1 until needed */

@@ -13,9 +13,11 @@
  * revision-4 queue each EVFILT_VNODE on a file the device takes is a
  * KEVENT_INODE kevent asking every note (D68, no inotify); on a
  * revision-2 queue a pipe's or socket's poll kevent is ALWAYS_QUEUE, LEVEL
- * for a level knote, POLLRDHUP for a socket's EVFILT_READ.  What the queue's
- * revision cannot carry (level triggering below 2, and for EV_CLEAR,
- * EV_DISPATCH, NOTE_LOWAT; ready-at-ADD registration below 2; data and the
+ * for a level knote, POLLRDHUP for a socket's EVFILT_READ; on a revision-4
+ * queue an EV_DISPATCH knote's device kevent is DISPATCH (D65), re-armed by
+ * the library whenever it takes a report and delivers nothing.  What the
+ * queue's revision cannot carry (level triggering below 2, and for EV_CLEAR,
+ * NOTE_LOWAT; EV_DISPATCH below 4; ready-at-ADD registration below 2; data and the
  * socket error; user fflags and data; signals) is done here, at delivery:
  * kqueue-kevent(3) has the table.  Errors are negative
  * errno inside, set in errno once in kevent().
@@ -154,6 +156,8 @@ static void hash_remove(struct kq *kq, struct knote *kn)
 
 /* ---- the device ---- */
 
+static void orphan(struct kq *kq, struct knote *kn);
+
 static void uk_fill(struct ukevent *uk, int fd, unsigned int events, uint64_t serial)
 {
 	memset(uk, 0, sizeof(*uk));
@@ -209,8 +213,9 @@ int kqf_dev_add(struct kq *kq, int fd, unsigned int events, uint64_t serial)
  * keeps it an orphan until a later ADD can register it.  LEVEL for a level
  * knote the device can report again as kqueue would: not EV_CLEAR (the
  * device's LEVEL would report unread data again, EV_CLEAR must not),
- * not EV_DISPATCH nor a disabled knote (a LEVEL kevent the library does not
- * deliver would end every dequeue at once: a busy loop), not NOTE_LOWAT
+ * not EV_DISPATCH below revision 4 nor a disabled knote (a LEVEL kevent the
+ * library does not deliver would end every dequeue at once: a busy loop;
+ * revision 4's DISPATCH disarms it instead, below), not NOTE_LOWAT
  * (the device knows no low-water mark: below it, the same busy loop).
  * Those stay level in the library: re-looked at by poll() after delivery.
  */
@@ -220,6 +225,15 @@ unsigned int kqf_fd_req(const struct kq *kq, const struct knote *kn)
 
 	if (!kq->dev_level || kn->kind != K_FD)
 		return 0;
+	/*
+	 * A dispatch kevent the device disarms at each delivery (D65): LEVEL
+	 * for a level knote, disabled or not, since a disarmed kevent is not
+	 * re-checked (no busy loop), and a MODIFY that turned LEVEL off at
+	 * EV_DISABLE would re-arm it.
+	 */
+	if (kqf_dispatch_req(kq, kn))
+		return req | KEVENT_REQ_DISPATCH |
+		       (kn->kev.flags & EV_CLEAR ? 0 : KEVENT_REQ_LEVEL);
 	if (!(kn->kev.flags & (EV_CLEAR | EV_DISPATCH)) && !kn->disabled &&
 	    !(kn->sfflags & NOTE_LOWAT))
 		req |= KEVENT_REQ_LEVEL;
@@ -237,8 +251,39 @@ void kqf_fd_sync(struct kq *kq, struct knote *kn)
 	uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
 	uk.req_flags = want;
 	if (kevent_ctl(kq->fd, KEVENT_CTL_MODIFY, 1, &uk) == 0 &&
-	    !(uk.ret_flags & KEVENT_RET_BROKEN))
+	    !(uk.ret_flags & KEVENT_RET_BROKEN)) {
 		kn->dev_req = want;
+		kn->dev_disarmed = false;	/* every MODIFY re-arms (D65) */
+		return;
+	}
+	/*
+	 * Refused, or the call failed: what the kevent asks is not known any
+	 * more, and one left LEVEL under a disabled knote would be reported at
+	 * every dequeue and dropped here, each wait ending at once.  It goes;
+	 * the knote is the library's until a look finds it not ready, and
+	 * kqf_arm() then registers it afresh, as a source ready at ADD.
+	 */
+	kqf_dev_remove(kq, kn);
+	kn->dev_on = false;
+	kn->dev_req = 0;
+	kn->dev_disarmed = false;
+}
+
+/*
+ * KEVENT_REQ_DISPATCH for kn's device kevent (abi.md D65): on a revision-4
+ * queue, for an EV_DISPATCH knote, so the device disarms it at the dequeue
+ * that delivers it and no other thread's dequeue gets it again.  Not with
+ * EV_ONESHOT (freed at delivery), and not with NOTE_LOWAT: below the mark
+ * the library delivers nothing and re-arms, and MODIFY's re-check finds
+ * the source ready again at once (a busy loop); those stay in the library.
+ */
+unsigned int kqf_dispatch_req(const struct kq *kq, const struct knote *kn)
+{
+	if (kq->rev < 4 || !(kn->kev.flags & EV_DISPATCH) || (kn->kev.flags & EV_ONESHOT))
+		return 0;
+	if (kn->kind == K_FD && (kn->sfflags & NOTE_LOWAT))
+		return 0;
+	return KEVENT_REQ_DISPATCH;
 }
 
 /*
@@ -273,6 +318,9 @@ int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct keve
 	memset(&e, 0, sizeof(e));
 	uk_fill_kn(&e.ev, kn, KEVENT_POSIX_TIMER);
 	e.ev.event = KEVENT_TIMER_FIRED;
+	if (cmd == KEVENT_CTL_ADD)
+		kn->dev_req = kqf_dispatch_req(kq, kn);
+	e.ev.req_flags = kn->dev_req;	/* MODIFY replaces them (D61) */
 	if (cmd != KEVENT_CTL_QUERY)
 		e.ext.timer = *ts;
 	r = kevent_ctl_ext(kq->fd, cmd, 1, &e);
@@ -286,6 +334,8 @@ int kqf_dev_timer(struct kq *kq, struct knote *kn, unsigned int cmd, struct keve
 		kn->dev_on = true;
 		kn->dev_timer = true;
 	}
+	if (cmd != KEVENT_CTL_QUERY)
+		kn->dev_disarmed = false;	/* armed, or re-armed (D65) */
 	return 0;
 }
 
@@ -309,9 +359,11 @@ int kqf_dev_user_add(struct kq *kq, struct knote *kn)
 	int r;
 
 	uk_fill_user(&uk, kn);
+	uk.req_flags = kqf_dispatch_req(kq, kn);
 	r = dev_add_waiting(kq, &uk);
 	if (r)
 		return r;
+	kn->dev_req = uk.req_flags;
 	kn->dev_on = true;
 	kn->dev_user = true;
 	return 0;
@@ -351,27 +403,63 @@ int kqf_dev_vnode_add(struct kq *kq, struct knote *kn)
 	int r;
 
 	uk_fill_vnode(&uk, kn);
+	uk.req_flags = kqf_dispatch_req(kq, kn);
 	r = dev_add_waiting(kq, &uk);
 	if (r)
 		return r;
+	kn->dev_req = uk.req_flags;
 	kn->dev_on = true;
 	kn->dev_vnode = true;
 	return 0;
+}
+
+/* kn's device kevent as an entry that matches it, with its req_flags. */
+static void uk_fill_dev(struct ukevent *uk, const struct knote *kn)
+{
+	if (kn->dev_user) {
+		uk_fill_user(uk, kn);
+	} else if (kn->dev_vnode) {
+		uk_fill_vnode(uk, kn);
+	} else if (kn->dev_timer) {
+		uk_fill_kn(uk, kn, KEVENT_POSIX_TIMER);
+		uk->event = KEVENT_TIMER_FIRED;	/* a 40-byte MODIFY keeps the setting (D61) */
+	} else {
+		uk_fill(uk, kn->watch_fd, kn->watch_events, kn->serial);
+	}
+	uk->req_flags = kn->dev_req;
 }
 
 void kqf_dev_remove(struct kq *kq, const struct knote *kn)
 {
 	struct ukevent uk;
 
-	if (kn->dev_user)
-		uk_fill_user(&uk, kn);
-	else if (kn->dev_vnode)
-		uk_fill_vnode(&uk, kn);
-	else if (kn->dev_timer)
-		uk_fill_kn(&uk, kn, KEVENT_POSIX_TIMER);
-	else
-		uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
+	uk_fill_dev(&uk, kn);
 	(void)kevent_ctl(kq->fd, KEVENT_CTL_REMOVE, 1, &uk);
+}
+
+/*
+ * Re-arm kn's dispatch kevent the device disarmed when it reported it
+ * (D65): a MODIFY with the same req_flags, which keeps DISPATCH and puts a
+ * result held meanwhile, or a POLL source ready now, on the ready list.
+ * Called for an enabled knote whose report was taken and not delivered, and
+ * at EV_ENABLE; a disabled one stays disarmed, which is what disabled is.
+ * If the call fails the knote is an orphan, looked at after every wait,
+ * and re-armed at its next look that delivers nothing.
+ */
+void kqf_dev_rearm(struct kq *kq, struct knote *kn)
+{
+	struct ukevent uk;
+
+	if (!kn->dev_disarmed || !kn->dev_on)
+		return;
+	uk_fill_dev(&uk, kn);
+	if (kevent_ctl(kq->fd, KEVENT_CTL_MODIFY, 1, &uk) < 0) {
+		orphan(kq, kn);
+		return;
+	}
+	/* Matched: re-armed even when its origin failed the entry (D65). */
+	kn->dev_disarmed = false;
+	l_del(&kn->orph);
 }
 
 /*
@@ -426,6 +514,7 @@ int kqf_arm(struct kq *kq, struct knote *kn)
 	if (r == 1) {
 		kn->dev_on = true;
 		kn->dev_req = req;
+		kn->dev_disarmed = false;
 		if (kn->kind != K_TIMER)	/* timers stay: see orphan_wait_cap() */
 			l_del(&kn->orph);
 	} else if (r == 0) {
@@ -506,6 +595,7 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 	if (r < 0)
 		return r;
 	if (kev->flags & EV_DISABLE) {
+		/* A dispatch kevent is left armed: its next report disarms it. */
 		kn->disabled = true;
 	} else if (kev->flags & (EV_ENABLE | EV_ADD)) {
 		if (kn->disabled)
@@ -513,6 +603,8 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		kn->disabled = false;
 	}
 	kqf_fd_sync(kq, kn);
+	if (!kn->disabled)
+		kqf_dev_rearm(kq, kn);
 	/*
 	 * kqueue re-evaluates an enabled knote at every change (level rule);
 	 * a trigger the device was given (r 1) comes back from it.
@@ -632,8 +724,13 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 	 * this call with LEVEL (D43): then the device checks it again at the
 	 * next dequeue and reports it while it is still ready.
 	 */
-	if (!(kn->dev_req & KEVENT_REQ_LEVEL) || kn->dev_gen != kq->gen)
+	if (!(kn->dev_req & KEVENT_REQ_LEVEL) || kn->dev_gen != kq->gen) {
 		requeue(kq, kn);
+		if (!kn->disabled)
+			kq->level_left = true;	/* ready as delivered: see mark_level() */
+	} else if (!kn->disabled) {
+		kq->level_dev = kn->serial;
+	}
 }
 
 /*
@@ -678,6 +775,8 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 			continue;
 		}
 		if (r == 0) {
+			/* a dispatch report taken and not delivered: armed again */
+			kqf_dev_rearm(kq, kn);
 			if (kn->kind == K_FILE || kn->kind == K_KQUEUE) {
 				orphan(kq, kn);
 			} else if (kqf_arm(kq, kn) == 1) {
@@ -717,7 +816,9 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		struct knote *kn;
 
 		if (serial == SERIAL_WAKE) {
-			drain_fd(kq->wake_fd);
+			/* a READY of it (mark_level) reports no bit (D49): nothing written */
+			if (uk[i].ret_data[0] & KEVENT_POLL_POLLIN || !kq->dev_level)
+				drain_fd(kq->wake_fd);
 			continue;
 		}
 		if (serial == SERIAL_INOTIFY) {
@@ -727,12 +828,18 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		kn = by_serial(kq, serial);
 		if (!kn)
 			continue;	/* deleted meanwhile: its cookie is never reused */
+		/* D65: disarmed by this delivery until a MODIFY */
+		if (kn->dev_req & KEVENT_REQ_DISPATCH)
+			kn->dev_disarmed = true;
 		if (kn->dev_vnode && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
 			/* D68's notes since the last report: only asked ones wake it */
 			unsigned int f = kqf_vnode_fflags(kn, uk[i].ret_data[0]);
 
-			if (!f)
+			if (!f) {
+				if (!kn->disabled)
+					kqf_dev_rearm(kq, kn);
 				continue;
+			}
 			kn->fflags |= f;
 		}
 		if (kn->dev_timer && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
@@ -982,6 +1089,38 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 	return n;
 }
 
+/*
+ * The call delivered a level knote, ready when it was delivered and not
+ * read yet: FreeBSD keeps such a knote queued until its next scan, so the
+ * kqueue fd polls readable until the next kevent() call.  Neither the
+ * library's candidates (revision 1) nor the device's LEVEL check (D43: at
+ * the next dequeue, not at poll()) make the device fd readable, so one
+ * kevent is made ready, once per call, not per event.  A LEVEL kevent the
+ * device delivered in this call: a READY of it (D49), which the next call
+ * takes as its report (no bits: the library looks at that one fd itself,
+ * one poll(2) and FIONREAD per call); it takes the place in the device's
+ * list its LEVEL check would give it, so the sockets still take turns.
+ * Else (a knote the library looks at again, revision 1): a READY of the
+ * wake kevent, or a write of the eventfd on revision 1.  Like FreeBSD's,
+ * the fd stays readable if the caller drains the source meanwhile; the
+ * next call then finds nothing.
+ */
+static void mark_level(struct kq *kq)
+{
+	struct knote *kn = kq->level_left ? NULL : by_serial(kq, kq->level_dev);
+	struct ukevent uk;
+
+	if (kq->dev_level) {
+		if (kn && kn->dev_on)
+			uk_fill(&uk, kn->watch_fd, kn->watch_events, kn->serial);
+		else
+			uk_fill(&uk, kq->wake_fd, KEVENT_POLL_POLLIN, SERIAL_WAKE);
+		if (kevent_ctl(kq->fd, KEVENT_CTL_READY, 1, &uk) == 1)
+			return;
+	}
+	wake_waiters(kq);
+}
+
 /* ---- the two calls ---- */
 
 int kqueue(void)
@@ -1019,7 +1158,11 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 	/* Candidates a blocked caller or a poll() of the fd has not seen yet. */
 	if (kq->need_wake && !l_empty(&kq->cands))
 		wake_waiters(kq);
+	else if ((kq->level_left || kq->level_dev) && r > 0 && !kq->closed)
+		mark_level(kq);
 	kq->need_wake = false;
+	kq->level_left = false;
+	kq->level_dev = 0;
 	pthread_mutex_unlock(&kq->lock);
 	kqf_kq_put(kq);
 	if (r < 0) {

@@ -5,6 +5,8 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -601,6 +603,139 @@ KQT(flags, dispatch_with_clear)
 	kqt_quiet(kq, 50, "disabled");
 	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
 	cr_assert_eq(kqt_get(kq, "enabled: data while disabled").data, 2);
+}
+
+
+/* Wait up to 10 s for the kqueue fd to poll readable (a device report is queued). */
+static void readable_soon(int kq, const char *what)
+{
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "%s: the kqueue fd never polled readable", what);
+}
+
+/*
+ * FreeBSD keeps a level knote queued after its delivery until the next
+ * scan: with its data left unread the kqueue fd polls readable, and a
+ * program that polls the kqueue fd before each kevent() call (a kqueue
+ * nested in another event loop) sees it again.  Drained, the next call
+ * reports nothing and the fd is quiet after it.
+ */
+KQT(flags, level_delivered_keeps_the_kqueue_fd_readable)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(p[1], 5);
+	cr_assert_eq(kqt_get(kq, "first").data, 5);
+	readable_soon(kq, "delivered, 5 bytes unread");
+	cr_assert_eq(kqt_get(kq, "again").data, 5);
+	readable_soon(kq, "delivered again, still unread");
+	kqt_drain(p[0]);
+	kqt_quiet(kq, 50, "drained");
+	cr_assert_eq(poll(&pf, 1, 100), 0, "drained and collected, yet readable: %#x", pf.revents);
+}
+
+/*
+ * A report the front takes and does not deliver (here the pipe read empty
+ * behind its back) must leave the knote armed: on a revision-4 queue the
+ * device disarmed the kevent when it reported it (abi.md D65), and the
+ * front re-arms it, so the next write is reported.
+ */
+KQT(flags, dispatch_report_not_delivered_stays_armed)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISPATCH, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	readable_soon(kq, "the write's report");
+	kqt_drain(p[0]);
+	kqt_quiet(kq, 50, "read before the call");
+	kqt_write(p[1], 3);
+	cr_assert_eq(kqt_get(kq, "the next write").data, 3);
+}
+
+/*
+ * FreeBSD queues no activation of a disabled knote, so the kqueue fd does
+ * not poll readable for it.  Revision 4 only: there the device holds what
+ * comes to a dispatched kevent (D65); below, the device still reports the
+ * pipe's edges and the front drops them at the next call.
+ */
+KQT(flags, dispatch_disabled_knote_leaves_the_kqueue_fd_quiet)
+{
+	int kq = kqt_kqueue(), p[2];
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISPATCH, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "first").data, 1);
+	kqt_write(p[1], 1);
+	if (kqt_revision(kq, NULL) >= 4)
+		cr_assert_eq(poll(&pf, 1, 200), 0, "readable for a dispatched knote: %#x",
+			     pf.revents);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	readable_soon(kq, "enabled with data unread");
+	cr_assert_eq(kqt_get(kq, "enabled").data, 2);
+	kqt_quiet(kq, 50, "dispatched again");
+}
+
+struct dispatch_worker {
+	int kq;
+	atomic_int *got;
+	atomic_bool *stop;
+};
+
+static void *dispatch_work(void *arg)
+{
+	struct dispatch_worker *w = arg;
+	struct timespec ts = { 0, 20000000 };
+	struct kevent e;
+
+	while (!atomic_load(w->stop))
+		if (kevent(w->kq, NULL, 0, &e, 1, &ts) == 1)
+			atomic_fetch_add(w->got, 1);
+	return NULL;
+}
+
+/* Wait up to 10 s for *got to reach n, then a while more for one too many. */
+static int count_settles(atomic_int *got, int n)
+{
+	for (int i = 0; i < 1000 && atomic_load(got) < n; i++)
+		usleep(10000);
+	usleep(200000);
+	return atomic_load(got);
+}
+
+/*
+ * What EV_DISPATCH is for: one worker per event.  Two threads wait in
+ * kevent() on one kqueue; a level knote with data left unread is delivered
+ * once per enable, to one of them.
+ */
+KQT(flags, dispatch_delivers_once_to_one_of_two_threads)
+{
+	int kq = kqt_kqueue(), p[2];
+	atomic_int got = 0;
+	atomic_bool stop = false;
+	struct dispatch_worker w = { kq, &got, &stop };
+	pthread_t t[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_DISPATCH, 0, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, dispatch_work, &w), 0);
+	kqt_write(p[1], 1);
+	cr_assert_eq(count_settles(&got, 1), 1, "deliveries before EV_ENABLE");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(count_settles(&got, 2), 2, "deliveries after one EV_ENABLE");
+	kqt_write(p[1], 1);
+	cr_assert_eq(count_settles(&got, 2), 2, "a write to a dispatched knote");
+	atomic_store(&stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
 }
 
 KQT(flags, receipt_flag_comes_back_with_events)

@@ -6,6 +6,7 @@
  * close() of a watched fd does.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -444,6 +445,72 @@ KQT(level, lowat_added_later_on_a_socket)
 	kqt_write(sv[1], 3);
 	cr_assert_eq(kqt_get(kq, "at the mark").data, 8);
 	cr_assert_eq(kqt_get(kq, "and again (level)").data, 8);
+}
+
+/*
+ * The device calls of the library, seen from this program: it defines
+ * kevent_ctl() and kevent_get_events(), which the library's calls reach
+ * first, and passes them on to libkevent's.  fail_level_off makes a MODIFY
+ * that turns KEVENT_REQ_LEVEL off fail as a device could (the entry
+ * refused, EIO); get_calls counts the waits.
+ */
+static bool fail_level_off;
+static int get_calls;
+
+int kevent_ctl(int fd, unsigned int cmd, unsigned int num, void *arg)
+{
+	static int (*real)(int, unsigned int, unsigned int, void *);
+	struct ukevent *uk = arg;
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "kevent_ctl");
+	if (fail_level_off && cmd == KEVENT_CTL_MODIFY && num == 1 &&
+	    !(uk->req_flags & KEVENT_REQ_LEVEL)) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd, cmd, num, arg);
+}
+
+int kevent_get_events(int fd, unsigned int min_nr, unsigned int max_nr, __u64 timeout_ns,
+		      void *buf, unsigned int flags)
+{
+	static int (*real)(int, unsigned int, unsigned int, __u64, void *, unsigned int);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "kevent_get_events");
+	get_calls++;
+	return real(fd, min_nr, max_nr, timeout_ns, buf, flags);
+}
+
+/*
+ * EV_DISABLE of a level knote whose device kevent cannot have LEVEL turned
+ * off: the disabled knote reports nothing and its wait is one wait, not a
+ * loop of dequeues the device's LEVEL check answers at once; enabled, it is
+ * reported again, and after a drain the next data too.
+ */
+KQT(level, disable_whose_modify_fails_waits_quietly)
+{
+	int kq = kqt_kqueue(), sv[2];
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	kqt_write(sv[1], 4);
+	cr_assert_eq(kqt_get(kq, "data").data, 4);
+	fail_level_off = true;
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_DISABLE, 0, 0, NULL);
+	fail_level_off = false;
+	get_calls = 0;
+	kqt_quiet(kq, 300, "disabled");
+	cr_assert_leq(get_calls, 10, "%d waits in the device for one kevent() call", get_calls);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_eq(kqt_get(kq, "enabled").data, 4);
+	cr_assert_eq(kqt_get(kq, "level").data, 4);
+	kqt_drain(sv[0]);
+	kqt_quiet(kq, 50, "drained");
+	kqt_write(sv[1], 2);
+	cr_assert_eq(kqt_get(kq, "new data").data, 2);
+	cr_assert_eq(kqt_get(kq, "level again").data, 2);
 }
 
 /* Many level sockets with a small eventlist: each is reported, again and again. */

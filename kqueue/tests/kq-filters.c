@@ -136,6 +136,48 @@ KQT(timer, abstime_in_the_past_fires_at_once)
 	cr_assert_eq(kqt_get(kq, "1970").data, 1);
 }
 
+/*
+ * An absolute timer disabled and enabled again keeps its deadline on the
+ * wall clock: a clock set past it fires it.  It sets CLOCK_REALTIME, so it
+ * runs only where KEVENT_TEST_CLOCK_SET=1 (the guest boot of its own,
+ * tests/vm/README.md), and puts the clock back.  Under Criterion's timeout,
+ * which follows the wall clock: a 40 s step.
+ */
+KQT(timer, clock_set_abstime_enabled_again_stays_absolute)
+{
+	const char *v = getenv("KEVENT_TEST_CLOCK_SET");
+	int kq = kqt_kqueue(), n;
+	struct timespec rt, mono, now, to;
+	struct kevent e;
+
+	if (!v || strcmp(v, "1"))
+		cr_skip_test("sets CLOCK_REALTIME: only where KEVENT_TEST_CLOCK_SET=1");
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_ABSTIME | NOTE_SECONDS,
+	       (intptr_t)rt.tv_sec + 20, NULL);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DISABLE, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
+	to = rt;
+	to.tv_sec += 40;
+	cr_assert_eq(clock_settime(CLOCK_REALTIME, &to), 0, "clock_settime: %s", strerror(errno));
+	n = kqt_wait(kq, &e, 1, 5000);
+	/* Back where it would be: the original plus the time elapsed. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	to.tv_sec = rt.tv_sec + (now.tv_sec - mono.tv_sec);
+	to.tv_nsec = rt.tv_nsec + (now.tv_nsec - mono.tv_nsec);
+	if (to.tv_nsec < 0) {
+		to.tv_nsec += 1000000000;
+		to.tv_sec--;
+	} else if (to.tv_nsec >= 1000000000) {
+		to.tv_nsec -= 1000000000;
+		to.tv_sec++;
+	}
+	cr_assert_eq(clock_settime(CLOCK_REALTIME, &to), 0, "restoring the clock");
+	cr_assert_eq(n, 1, "a 40 s step past the deadline: no event");
+	cr_assert_eq(e.ident, 1u);
+}
+
 KQT(timer, new_period_takes_effect_at_once)
 {
 	int kq = kqt_kqueue();
@@ -192,6 +234,7 @@ KQT(timer, dispatch_fires_once_until_enabled)
 	kqt_quiet(kq, 50, "dispatched");
 	kqt_ok(kq, 1, EVFILT_TIMER, EV_ENABLE, 0, 0, NULL);
 	kqt_get(kq, "enabled");
+	kqt_quiet(kq, 50, "dispatched again");
 }
 
 KQT(timer, two_timers_are_two_idents)
@@ -384,6 +427,26 @@ KQT(user, dispatch_until_enabled)
 	kqt_quiet(kq, 30, "disabled by dispatch");
 	kqt_ok(kq, 1, EVFILT_USER, EV_ENABLE, 0, 0, NULL);
 	kqt_get(kq, "pending trigger after enable");
+}
+
+/*
+ * EV_ENABLE with nothing pending, then a trigger: reported.  On a
+ * revision-4 queue the enable is what re-arms the user kevent the device
+ * disarmed at the first delivery (abi.md D65).
+ */
+KQT(user, dispatch_enabled_with_nothing_pending_then_triggered)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_DISPATCH | EV_CLEAR, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "first");
+	kqt_ok(kq, 1, EVFILT_USER, EV_ENABLE, 0, 0, NULL);
+	kqt_quiet(kq, 30, "enabled, nothing pending");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_get(kq, "triggered after the enable");
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_quiet(kq, 30, "dispatched again");
 }
 
 KQT(user, delete_drops_a_trigger)
@@ -813,6 +876,28 @@ KQT(vnode, chmod_is_note_attrib)
 	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
 
 	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR, NOTE_ATTRIB, 0, NULL);
+	fchmod(fd, 0600);
+	cr_assert_eq(kqt_get(kq, "chmod").fflags, NOTE_ATTRIB);
+	unlink(path);
+}
+
+/*
+ * A note the knote did not ask for wakes nothing, and must not leave a
+ * dispatch knote disarmed either: on a revision-4 queue the device
+ * disarmed the inode kevent when it reported the write (abi.md D65), and
+ * the front re-arms it, so the later chmod is reported.
+ */
+KQT(vnode, dispatch_unasked_note_leaves_it_armed)
+{
+	char path[64];
+	int kq = kqt_kqueue(), fd = vnode_file(path, sizeof(path));
+	struct pollfd pf = { .fd = kq, .events = POLLIN };
+
+	kqt_ok(kq, (uintptr_t)fd, EVFILT_VNODE, EV_ADD | EV_CLEAR | EV_DISPATCH, NOTE_ATTRIB, 0,
+	       NULL);
+	pwrite(fd, "x", 1, 0);
+	cr_assert_eq(poll(&pf, 1, 10000), 1, "the write's report never came");
+	kqt_quiet(kq, 50, "a write, not asked");
 	fchmod(fd, 0600);
 	cr_assert_eq(kqt_get(kq, "chmod").fflags, NOTE_ATTRIB);
 	unlink(path);
