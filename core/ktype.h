@@ -75,6 +75,13 @@ struct ktype {
 	 * NULL: ret_data[1] is the result's, as below revision 4.
 	 */
 	void (*data)(struct kitem *k, struct ukevent *out);
+	/*
+	 * D69, under KR_FD_CHECK only: at a delivery of a record that is not
+	 * BROKEN, whether k's id still names, in caller's file table, the file
+	 * k was added on: 0 yes (or it cannot be told), -EBADF no.  Called as
+	 * data is (q->ctl held, q->lock NOT held), before it.  NULL: no check.
+	 */
+	int (*fd_check)(struct kitem *k, const struct kcaller *caller);
 };
 
 /* The descriptor of type, or NULL for a type no table row describes. */

@@ -12,8 +12,18 @@ static void kfd_data(struct kitem *k, struct ukevent *out)
 	out->ret_data[1] = k->ops->count ? k->ops->count(k, out->ret_data[0]) : 0;
 }
 
-/* D18, D43, D67: a kevent on a file descriptor: the fd-kevent cap, LEVEL, a count. */
-#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data
+/* D69: the origin tells whether the caller's fd still names k's file. */
+static int kfd_fd_check(struct kitem *k, const struct kcaller *caller)
+{
+	return k->ops->fd_check ? k->ops->fd_check(k, caller) : 0;
+}
+
+/*
+ * D18, D43, D67, D69: a kevent on a file descriptor: the fd-kevent cap,
+ * LEVEL, a count, the check of its fd at delivery.
+ */
+#define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data, \
+		.fd_check = kfd_fd_check
 
 static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
 static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };
