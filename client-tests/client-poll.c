@@ -403,8 +403,12 @@ KTEST(poll, modify_rearms_a_fired_oneshot)
 	close(kfd);
 }
 
-/* A7: the kevent holds the file: the client's close neither removes nor breaks it. */
-KTEST(poll, held_file_survives_close)
+/*
+ * A7: the kevent holds the file: the client's close neither removes nor
+ * breaks it.  From revision 4 the close makes its records BROKEN -EBADF
+ * (D69: poll/fd_check_stale_still_holds_the_file).
+ */
+KTEST_REVS(poll, held_file_survives_close, 1, 3)
 {
 	int kfd = kt_open(O_RDWR), p[2];
 	struct ukevent uk;
@@ -1203,6 +1207,38 @@ KTEST_REVS(poll, fd_check_none_below_revision_4, 1, 3)
 	write_n(p[1], 1);
 	e = kt_get_one(kfd, "it keeps firing (A7)");
 	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "%#x", e.ret_flags);
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * A7 on revision 4: a kevent stale by D69 still holds its file until
+ * REMOVE: the writer gets no EPIPE before it.
+ */
+KTEST_REVS(poll, fd_check_stale_still_holds_the_file, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], r = -1, err = 0;
+	struct ukevent uk;
+
+	signal(SIGPIPE, SIG_IGN);
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	kt_add_queued(kfd, uk);
+	close(p[0]);
+	cr_assert_eq(write(p[1], "a", 1), 1, "write after the client closed its read end: %s",
+		     strerror(errno));
+	assert_stale(kt_get_one(kfd, "the fd was closed"), 1, "closed");
+	cr_assert_eq(write(p[1], "b", 1), 1, "A7: the stale kevent still holds the read end: %s",
+		     strerror(errno));
+	kt_remove(kfd, uk);
+	for (int i = 0; i < 500; i++) {
+		r = (int)write(p[1], "c", 1);
+		err = errno;
+		if (r < 0)
+			break;
+		kt_sleep_ms(10);
+	}
+	cr_assert(r < 0 && err == EPIPE, "the read end was not released after REMOVE");
 	close(p[1]);
 	close(kfd);
 }

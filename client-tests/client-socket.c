@@ -247,8 +247,11 @@ KTEST(socket, accept_refires)
 	close(kfd);
 }
 
-/* A7 for sockets: no FIN until REMOVE. */
-KTEST(socket, held_socket_no_fin_until_remove)
+/*
+ * A7 for sockets: no FIN until REMOVE.  From revision 4 the close makes
+ * its records BROKEN -EBADF (D69: socket/fd_check_stale_no_fin_until_remove).
+ */
+KTEST_REVS(socket, held_socket_no_fin_until_remove, 1, 3)
 {
 	kt_require_type(KEVENT_SOCKET);
 	int kfd = kt_open(O_RDWR);
@@ -649,5 +652,31 @@ KTEST_REVS(socket, fd_check_none_below_revision_4, 1, 3)
 		     e.ret_flags);
 	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "%#x", e.ret_data[0]);
 	close(sv[1]);
+	close(kfd);
+}
+
+/* A7 on revision 4: a socket kevent stale by D69 still holds it: no FIN until REMOVE. */
+KTEST_REVS(socket, fd_check_stale_no_fin_until_remove, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR);
+	struct conn c;
+	char buf[16];
+
+	connect_accept(AF_INET, kfd, &c);
+	struct ukevent rcv = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(RECV), 0, 9);
+	kt_add_queued(kfd, rcv);
+	close(c.cli);
+	cr_assert_eq(send(c.srv, "x", 1, 0), 1);
+	struct ukevent e = kt_get_one(kfd, "the closed socket's kevent");
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "D69: %#x",
+		     e.ret_flags);
+	cr_assert_eq((int)e.ret_data[1], -EBADF, "D69: %d", (int)e.ret_data[1]);
+	cr_assert_eq(kt_poll1(c.srv, POLLIN, 300), 0, "the peer saw a FIN before REMOVE (A7)");
+	kt_remove(kfd, rcv);
+	cr_assert(kt_poll1(c.srv, POLLIN, 10000) & (POLLIN | POLLHUP | POLLERR), "no FIN after REMOVE");
+	cr_assert(recv(c.srv, buf, sizeof(buf), 0) <= 0, "FIN expected");
+	close(c.srv);
+	close(c.lst);
 	close(kfd);
 }
