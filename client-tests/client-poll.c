@@ -403,8 +403,12 @@ KTEST(poll, modify_rearms_a_fired_oneshot)
 	close(kfd);
 }
 
-/* A7: the kevent holds the file: the client's close neither removes nor breaks it. */
-KTEST(poll, held_file_survives_close)
+/*
+ * A7: the kevent holds the file: the client's close neither removes nor
+ * breaks it.  From revision 4 the close makes its records BROKEN -EBADF
+ * (D69: poll/fd_check_stale_still_holds_the_file).
+ */
+KTEST_REVS(poll, held_file_survives_close, 1, 3)
 {
 	int kfd = kt_open(O_RDWR), p[2];
 	struct ukevent uk;
@@ -941,6 +945,306 @@ KTEST_REVS(poll, data_zero_below_revision_4, 1, 3)
 	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
 	cr_assert_eq(uk.ret_data[1], 0u, "ready at ADD, revision %d: %u", kt_rev(), uk.ret_data[1]);
 	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* ---- revision 4: a kevent's fd still names its file at delivery (D69) ---- */
+
+/* D69: the record of a kevent whose id no longer names its file. */
+static void assert_stale(struct ukevent e, __u32 cookie, const char *what)
+{
+	cr_assert_eq(e.user[0], cookie, "%s: cookie %u", what, e.user[0]);
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+		     "D69, %s: ret_flags %#x", what, e.ret_flags);
+	cr_assert_eq(e.ret_data[0], 0u, "D69, %s: no bit, got %#x", what, e.ret_data[0]);
+	cr_assert_eq((int)e.ret_data[1], -EBADF, "D69, %s: -EBADF, got %d", what,
+		     (int)e.ret_data[1]);
+}
+
+/* D69: a kevent whose fd was closed with its event pending. */
+static int closed_with_event(int kfd, int p[2], __u32 cookie)
+{
+	int fd;
+
+	kt_pipe(p);
+	fd = p[0];
+	kt_add_queued(kfd, kt_uk_poll(fd, P(POLLIN), 0, cookie));
+	write_n(p[1], 3);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the write fired");
+	close(p[0]);
+	p[0] = -1;
+	return fd;
+}
+
+/*
+ * D69: the fd closed, the record is BROKEN -EBADF, and the kevent left its
+ * origin for good: neither new data nor a MODIFY makes it fire again; it
+ * stays registered until REMOVE.
+ */
+KTEST_REVS(poll, fd_check_closed_fd_breaks, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], fd;
+	struct ukevent uk;
+
+	fd = closed_with_event(kfd, p, 7);
+	assert_stale(kt_get_one(kfd, "the fd was closed"), 7, "closed");
+	write_n(p[1], 2);	/* the kevent holds the read end: the write is activity */
+	kt_assert_quiet(kfd, 200, "D69: a stale kevent never fires again");
+	uk = kt_uk_poll(fd, P(POLLIN), 0, 7);
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY matched it: %#x",
+		     uk.ret_flags);
+	write_n(p[1], 2);
+	kt_assert_quiet(kfd, 200, "D69: not after a MODIFY either");
+	cr_assert_eq(kt_queue_kevents(kfd), 1u, "still registered");
+	kt_remove(kfd, kt_uk_poll(fd, P(POLLIN), 0, 7));
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * D69: the number names another file now: another pipe, and the same FIFO
+ * opened again (the same inode, another open file).  The new file's
+ * activity is not the kevent's.
+ */
+KTEST_REVS(poll, fd_check_number_reused_breaks, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), a[2], b[2], fifo, again;
+	char path[] = "/tmp/kt-fifo-XXXXXX", name[64];
+	struct ukevent ev[4];
+
+	kt_pipe(a);
+	kt_pipe(b);
+	cr_assert(mkdtemp(path));
+	snprintf(name, sizeof(name), "%s/f", path);
+	cr_assert_eq(mkfifo(name, 0600), 0, "mkfifo: %s", strerror(errno));
+	fifo = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(fifo >= 0, "open FIFO: %s", strerror(errno));
+	kt_add_queued(kfd, kt_uk_poll(a[0], P(POLLIN), 0, 1));
+	kt_add_queued(kfd, kt_uk_poll(fifo, P(POLLIN), 0, 2));
+	write_n(a[1], 1);
+	write_n(fifo, 1);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	cr_assert_eq(dup3(b[0], a[0], O_CLOEXEC), a[0], "dup3: %s", strerror(errno));
+	again = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(again >= 0, "open FIFO again: %s", strerror(errno));
+	cr_assert_eq(dup3(again, fifo, O_CLOEXEC), fifo, "dup3: %s", strerror(errno));
+	close(again);
+	unlink(name);
+	rmdir(path);
+	write_n(b[1], 1);	/* the new file at a[0]'s number is readable too */
+	cr_assert_eq(kt_get(kfd, 2, 4, 5000000000ull, ev), 2);
+	for (int i = 0; i < 2; i++)
+		assert_stale(ev[i], ev[i].user[0], ev[i].user[0] == 1 ? "another pipe" :
+			     "the FIFO opened again");
+	cr_assert_neq(ev[0].user[0], ev[1].user[0]);
+	/* a MODIFY before the old pipe's next report: it stays out of its origin */
+	struct ukevent uk = kt_uk_poll(a[0], P(POLLIN) | P(POLLRDNORM), 0, 1);
+	kt_ctl1(kfd, KEVENT_CTL_MODIFY, &uk, 0);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "MODIFY matched it: %#x", uk.ret_flags);
+	write_n(a[1], 1);	/* the old pipe: the kevent holds its read end */
+	kt_assert_quiet(kfd, 200, "D69: the new files' activity is not the kevents', nor the "
+			"old pipe's after a MODIFY");
+	close(fifo);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	close(kfd);
+}
+
+/*
+ * D69: the file, not the number's history: the file still open at another
+ * fd does not save a closed id, and the very file put back at the number
+ * is not stale.
+ */
+KTEST_REVS(poll, fd_check_file_not_number, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], q[2], d, d2;
+
+	kt_pipe(p);
+	kt_pipe(q);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	d = fcntl(p[0], F_DUPFD_CLOEXEC, 0);
+	cr_assert(d >= 0);
+	close(p[0]);
+	write_n(p[1], 1);
+	assert_stale(kt_get_one(kfd, "the id closed, its file open at a dup"), 1, "dup open");
+	kt_add_queued(kfd, kt_uk_poll(q[0], P(POLLIN), 0, 2));
+	d2 = fcntl(q[0], F_DUPFD_CLOEXEC, 0);
+	cr_assert(d2 >= 0);
+	close(q[0]);
+	cr_assert_eq(dup3(d2, q[0], O_CLOEXEC), q[0]);
+	write_n(q[1], 4);
+	struct ukevent e = kt_get_one(kfd, "the same file back at the number");
+	cr_assert_eq(e.user[0], 2u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "D69: not stale, %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "%#x", e.ret_data[0]);
+	cr_assert_eq(e.ret_data[1], 4u, "D67's count as ever: %u", e.ret_data[1]);
+	close(d);
+	close(d2);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(kfd);
+}
+
+/*
+ * D69: the caller's table: a child that shares the queue closes its copy
+ * of the fd; the parent, whose fd still names the file, gets the event;
+ * the child's own delivery is stale.
+ */
+KTEST_REVS(poll, fd_check_in_the_callers_table, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], st;
+	pid_t child;
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 1));
+	write_n(p[1], 1);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the write fired");
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		close(p[0]);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	struct ukevent e = kt_get_one(kfd, "the parent's fd names the file");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "D69: not stale, %#x", e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "%#x", e.ret_data[0]);
+	write_n(p[1], 1);
+	cr_assert(kt_wait_ready(kfd, 1, 5000), "the second write fired");
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct ukevent ev[4];
+
+		close(p[0]);
+		if (kevent_get_events(kfd, 1, 4, 5000000000ull, ev, 0) != 1)
+			_exit(2);
+		_exit(ev[0].ret_flags == (KEVENT_RET_BROKEN | KEVENT_RET_DONE) &&
+		      (int)ev[0].ret_data[1] == -EBADF && !ev[0].ret_data[0] ? 0 : 3);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "D69: the child's delivery is checked in its own table (status %#x)", st);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D69: a parked GET_EVENTS is checked for its caller when it completes. */
+static void *get_parked(void *arg)
+{
+	struct ukevent *ev = arg;
+
+	if (kevent_get_events(ev[1].id.raw[0], 1, 1, 10000000000ull, ev, 0) != 1)
+		ev[0].ret_flags = ~0u;
+	return NULL;
+}
+
+KTEST_REVS(poll, fd_check_parked_call, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent ev[2] = { 0 };
+	pthread_t t;
+
+	kt_pipe(p);
+	kt_add_queued(kfd, kt_uk_poll(p[0], P(POLLIN), 0, 5));
+	ev[1].id.raw[0] = (__u32)kfd;
+	cr_assert_eq(pthread_create(&t, NULL, get_parked, ev), 0);
+	kt_await_parked(kfd, 1, 5000);
+	close(p[0]);
+	write_n(p[1], 1);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_neq(ev[0].ret_flags, ~0u, "the parked call returned one record");
+	assert_stale(ev[0], 5, "a parked GET_EVENTS");
+	close(p[1]);
+	close(kfd);
+}
+
+/* D69: the slot a WAIT stores in the kevent_uring is checked too. */
+KTEST_REVS(poll, fd_check_ring_wait, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct kevent_uring *r = ring_new(4);
+
+	kt_require_feature(KEVENT_FEAT_URING, "a kevent_uring needs the process-memory path (D53)");
+	cr_assert_eq(ring_init(kfd, r, 4), 0);
+	closed_with_event(kfd, p, 3);
+	cr_assert_eq(wait_rc(kfd, 4, 0, ts_zero, 0), 1);
+	struct ukevent e = r->event[0];
+	assert_stale(e, 3, "a WAIT's slot");
+	close(p[1]);
+	close(kfd);
+}
+
+/* D69: an answer at ADD is of the file just taken from the id: never stale. */
+KTEST_REVS(poll, fd_check_ready_at_add_unaffected, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+	struct ukevent uk;
+
+	kt_pipe(p);
+	write_n(p[1], 6);
+	uk = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	kt_ctl1(kfd, KEVENT_CTL_ADD, &uk, 1);
+	cr_assert_eq(uk.ret_flags, (__u32)KEVENT_RET_DONE, "%#x", uk.ret_flags);
+	cr_assert_eq(uk.ret_data[0], (__u32)P(POLLIN), "%#x", uk.ret_data[0]);
+	cr_assert_eq(uk.ret_data[1], 6u, "%u", uk.ret_data[1]);
+	close(p[0]);
+	close(p[1]);
+	close(kfd);
+}
+
+/* D69: below revision 4 nothing is checked: a closed fd's kevent reports as ever. */
+KTEST_REVS(poll, fd_check_none_below_revision_4, 1, 3)
+{
+	int kfd = kt_open(O_RDWR), p[2];
+
+	closed_with_event(kfd, p, 4);
+	struct ukevent e = kt_get_one(kfd, "the fd was closed");
+	cr_assert_eq(e.user[0], 4u);
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "revision %d: %#x", kt_rev(),
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)P(POLLIN), "%#x", e.ret_data[0]);
+	write_n(p[1], 1);
+	e = kt_get_one(kfd, "it keeps firing (A7)");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "%#x", e.ret_flags);
+	close(p[1]);
+	close(kfd);
+}
+
+/*
+ * A7 on revision 4: a kevent stale by D69 still holds its file until
+ * REMOVE: the writer gets no EPIPE before it.
+ */
+KTEST_REVS(poll, fd_check_stale_still_holds_the_file, 4, KTEST_OPEN)
+{
+	int kfd = kt_open(O_RDWR), p[2], r = -1, err = 0;
+	struct ukevent uk;
+
+	signal(SIGPIPE, SIG_IGN);
+	kt_pipe(p);
+	uk = kt_uk_poll(p[0], P(POLLIN), 0, 1);
+	kt_add_queued(kfd, uk);
+	close(p[0]);
+	cr_assert_eq(write(p[1], "a", 1), 1, "write after the client closed its read end: %s",
+		     strerror(errno));
+	assert_stale(kt_get_one(kfd, "the fd was closed"), 1, "closed");
+	cr_assert_eq(write(p[1], "b", 1), 1, "A7: the stale kevent still holds the read end: %s",
+		     strerror(errno));
+	kt_remove(kfd, uk);
+	for (int i = 0; i < 500; i++) {
+		r = (int)write(p[1], "c", 1);
+		err = errno;
+		if (r < 0)
+			break;
+		kt_sleep_ms(10);
+	}
+	cr_assert(r < 0 && err == EPIPE, "the read end was not released after REMOVE");
 	close(p[1]);
 	close(kfd);
 }

@@ -247,8 +247,11 @@ KTEST(socket, accept_refires)
 	close(kfd);
 }
 
-/* A7 for sockets: no FIN until REMOVE. */
-KTEST(socket, held_socket_no_fin_until_remove)
+/*
+ * A7 for sockets: no FIN until REMOVE.  From revision 4 the close makes
+ * its records BROKEN -EBADF (D69: socket/fd_check_stale_no_fin_until_remove).
+ */
+KTEST_REVS(socket, held_socket_no_fin_until_remove, 1, 3)
 {
 	kt_require_type(KEVENT_SOCKET);
 	int kfd = kt_open(O_RDWR);
@@ -585,5 +588,95 @@ KTEST_REVS(socket, data_zero_below_revision_4, 1, 3)
 	cr_assert_eq(e.ret_data[1], 0u, "revision %d: %u", kt_rev(), e.ret_data[1]);
 	close(sv[0]);
 	close(sv[1]);
+	close(kfd);
+}
+
+/* ---- revision 4: a kevent's fd still names its file at delivery (D69) ---- */
+
+/*
+ * D69: TCP: the socket's fd closed with RECV pending (the kevent holds the
+ * socket: no FIN goes out) is BROKEN -EBADF, and the kevent never fires
+ * again; an AF_UNIX socket's number reused by another socket likewise.
+ */
+KTEST_REVS(socket, fd_check_closed_or_reused_breaks, 4, KTEST_OPEN)
+{
+	int kfd, lst, cli, srv, sv[2], other[2];
+	struct ukevent ev[4];
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	tcp_conn(&lst, &cli, &srv);
+	kt_socketpair(SOCK_STREAM, sv);
+	kt_socketpair(SOCK_STREAM, other);
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)srv, 0, S(RECV), 0, 1));
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)sv[0], 0, S(RECV), 0, 2));
+	cr_assert_eq(send(cli, "abc", 3, 0), 3);
+	cr_assert_eq(send(sv[1], "de", 2, 0), 2);
+	cr_assert(kt_wait_ready(kfd, 2, 5000), "both fired");
+	close(srv);
+	cr_assert_eq(dup3(other[0], sv[0], O_CLOEXEC), sv[0], "dup3: %s", strerror(errno));
+	cr_assert_eq(send(other[1], "f", 1, 0), 1);	/* the new socket is readable too */
+	cr_assert_eq(kt_get(kfd, 2, 4, 5000000000ull, ev), 2);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(ev[i].ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE),
+			     "D69, kevent %u: %#x", ev[i].user[0], ev[i].ret_flags);
+		cr_assert_eq(ev[i].ret_data[0], 0u, "D69: no bit, %#x", ev[i].ret_data[0]);
+		cr_assert_eq((int)ev[i].ret_data[1], -EBADF, "D69: -EBADF, got %d",
+			     (int)ev[i].ret_data[1]);
+	}
+	cr_assert_eq(send(cli, "g", 1, 0), 1);
+	kt_assert_quiet(kfd, 200, "D69: a stale kevent never fires again");
+	close(cli);
+	close(lst);
+	close(sv[0]);
+	close(sv[1]);
+	close(other[0]);
+	close(other[1]);
+	close(kfd);
+}
+
+/* D69: below revision 4 a closed socket fd's kevent reports as ever (A7). */
+KTEST_REVS(socket, fd_check_none_below_revision_4, 1, 3)
+{
+	int kfd, sv[2], fd;
+
+	kt_require_type(KEVENT_SOCKET);
+	kfd = kt_open(O_RDWR);
+	kt_socketpair(SOCK_STREAM, sv);
+	fd = sv[0];
+	kt_add_queued(kfd, kt_uk(KEVENT_SOCKET, (__u32)fd, 0, S(RECV), 0, 1));
+	close(fd);
+	cr_assert_eq(send(sv[1], "abc", 3, 0), 3);
+	struct ukevent e = kt_get_one(kfd, "RECV");
+	cr_assert_eq(e.ret_flags, (__u32)KEVENT_RET_DONE, "revision %d: %#x", kt_rev(),
+		     e.ret_flags);
+	cr_assert_eq(e.ret_data[0], (__u32)S(RECV), "%#x", e.ret_data[0]);
+	close(sv[1]);
+	close(kfd);
+}
+
+/* A7 on revision 4: a socket kevent stale by D69 still holds it: no FIN until REMOVE. */
+KTEST_REVS(socket, fd_check_stale_no_fin_until_remove, 4, KTEST_OPEN)
+{
+	kt_require_type(KEVENT_SOCKET);
+	int kfd = kt_open(O_RDWR);
+	struct conn c;
+	char buf[16];
+
+	connect_accept(AF_INET, kfd, &c);
+	struct ukevent rcv = kt_uk(KEVENT_SOCKET, (__u32)c.cli, 0, S(RECV), 0, 9);
+	kt_add_queued(kfd, rcv);
+	close(c.cli);
+	cr_assert_eq(send(c.srv, "x", 1, 0), 1);
+	struct ukevent e = kt_get_one(kfd, "the closed socket's kevent");
+	cr_assert_eq(e.ret_flags, (__u32)(KEVENT_RET_BROKEN | KEVENT_RET_DONE), "D69: %#x",
+		     e.ret_flags);
+	cr_assert_eq((int)e.ret_data[1], -EBADF, "D69: %d", (int)e.ret_data[1]);
+	cr_assert_eq(kt_poll1(c.srv, POLLIN, 300), 0, "the peer saw a FIN before REMOVE (A7)");
+	kt_remove(kfd, rcv);
+	cr_assert(kt_poll1(c.srv, POLLIN, 10000) & (POLLIN | POLLHUP | POLLERR), "no FIN after REMOVE");
+	cr_assert(recv(c.srv, buf, sizeof(buf), 0) <= 0, "FIN expected");
+	close(c.srv);
+	close(c.lst);
 	close(kfd);
 }

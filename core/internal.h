@@ -62,6 +62,7 @@ struct kcore {
 #define KITEM_HELD	0x8	/* a fire held in rflags/rdata until ADD decides, */
 				/* or (DISARMED) until MODIFY re-arms (D65) */
 #define KITEM_DISARMED	0x10	/* KEVENT_REQ_DISPATCH delivered: no delivery until MODIFY */
+#define KITEM_STALE	0x20	/* D69: delivered -EBADF; STOPPED for good, MODIFY too */
 
 struct kitem {
 	/* What a GET_EVENTS pass reads and writes, together (64 bytes). */
@@ -145,6 +146,7 @@ struct kwaiter {
 	__u32 min_nr, max_nr;
 	__u64 events;
 	struct kwait_req req;
+	struct kcaller caller;		/* D69: whose file table its records are checked in */
 	struct kuid *uid;		/* charged KEVENT_LIMIT_PARKED */
 	atomic_uint flags;
 	atomic_int refs;		/* the core's and the transport's */

@@ -81,6 +81,13 @@ struct ktype {
 	 * count later (origin.h kcount_pin), or NULL when data() must run now.
 	 */
 	struct kcount_pin *(*data_pin)(struct kitem *k);
+	/*
+	 * D69, under KR_FD_CHECK only: at a delivery of a record that is not
+	 * BROKEN, whether k's id still names, in caller's file table, the file
+	 * k was added on: 0 yes (or it cannot be told), -EBADF no.  Called as
+	 * data is (q->ctl held, q->lock NOT held), before it.  NULL: no check.
+	 */
+	int (*fd_check)(struct kitem *k, const struct kcaller *caller);
 };
 
 /* The descriptor of type, or NULL for a type no table row describes. */

@@ -97,6 +97,16 @@ struct korigin_ops {
 	 * put().  NULL return (or no op): the core calls count() at once.
 	 */
 	struct kcount_pin *(*count_pin)(struct kitem *k);
+	/*
+	 * D69: whether k's id still names, in the file table of caller (the
+	 * thread a record of k is delivered to), the file attach() took: 0
+	 * yes, or the origin cannot tell (it logs what is not ordinary);
+	 * -EBADF no (closed, or the number is another file).  Called through
+	 * the type's descriptor (ktype.h fd_check) between a successful
+	 * attach() and detach(), q's control mutex held, no core lock.  NULL:
+	 * never stale.
+	 */
+	int (*fd_check)(struct kitem *k, const struct kcaller *caller);
 };
 
 /*

@@ -785,6 +785,7 @@ static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 	struct korigin_result res = { 0 };
 	struct enqueue_effects fx = { 0 };
 	int r = 0, set = 0;
+	bool stale;
 
 	if (!k) {
 		uk->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
@@ -801,11 +802,18 @@ static void modify_one(struct kqueue *q, struct ukevent *uk, const struct ukeven
 	pthread_mutex_lock(&q->lock);
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
-	k->flags &= ~KITEM_STOPPED;
+	stale = k->flags & KITEM_STALE;
+	if (!stale)
+		k->flags &= ~KITEM_STOPPED;
 	rearm_locked(q, k, &fx);
 	pthread_mutex_unlock(&q->lock);
 	enqueue_effects_run(q, &fx);
 	fx = (struct enqueue_effects){ 0 };
+	/* D69: a stale kevent left its origin for good: no source to look at */
+	if (stale) {
+		uk->ret_flags = KEVENT_RET_DONE;
+		return;
+	}
 	if (k->ops->modify)
 		r = k->ops->modify(k, &res);
 	if (r < 0) {
@@ -1173,6 +1181,46 @@ int kwaiter_counts(struct kwaiter *w, const struct kuaccess *ua)
 	return ret;
 }
 
+/*
+ * D69: k's id no longer names its file in the caller's table.  The record
+ * says so instead of the old file's state (no bit, no count), and k leaves
+ * its origin for good: a result that came since the take is dropped, and
+ * its fires are ignored from now on, whatever MODIFY does (modify_one).
+ */
+static void take_stale(struct kqueue *q, struct kitem *k, struct ukevent *out, int err)
+{
+	out->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+	out->ret_data[0] = 0;
+	out->ret_data[1] = (__u32)err;
+	pthread_mutex_lock(&q->lock);
+	k->flags |= KITEM_STOPPED | KITEM_STALE;
+	unready_locked(q, k);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * D69, then D67: each record just taken is checked against the caller's
+ * file table before its count is read (a stale one is not counted); a
+ * parked call's counts are read later on its uid lane (O11, later).
+ * Outside q->lock (q->ctl held): the check may cost a system call.
+ */
+static void take_deliver(struct kqueue *q, struct kitem *const *ks, struct ukevent *buf,
+			 unsigned int n, const struct kcaller *caller, struct kwaiter *later)
+{
+	unsigned int i;
+	int err;
+
+	if (kq_rule(q, KR_FD_CHECK))
+		for (i = 0; i < n; i++)
+			if (ks[i]->kt->fd_check && !(buf[i].ret_flags & KEVENT_RET_BROKEN) &&
+			    (err = ks[i]->kt->fd_check(ks[i], caller)) < 0)
+				take_stale(q, ks[i], &buf[i], err);
+	if (kq_rule(q, KR_DATA) && later)
+		take_data_later(later, ks, buf, n);
+	else if (kq_rule(q, KR_DATA))
+		take_data(ks, buf, n);
+}
+
 /* n kevents were taken through c (q->lock held). */
 static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int n)
 {
@@ -1191,11 +1239,12 @@ static void take_end(struct kqueue *q, const struct take_cursor *c, unsigned int
  * count costs no lock section of its own.
  */
 static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
-		       const struct kuaccess *ua, unsigned int ready, struct kwaiter *later)
+		       const struct kuaccess *ua, unsigned int ready,
+		       const struct kcaller *caller, struct kwaiter *later)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct kitem *ksmall[TAKE_ON_STACK], **ks = NULL;
-	bool data = kq_rule(q, KR_DATA);
+	bool data = kq_rule(q, KR_DATA) || kq_rule(q, KR_FD_CHECK);
 	struct klist done, *pos, *tmp;
 	struct take_cursor c;
 	unsigned int n, i;
@@ -1204,7 +1253,7 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	n = ready < max_nr ? ready : max_nr;
 	if (!n)
 		return 0;
-	/* D67: which kitem each record is, for its count; one allocation as before */
+	/* D67, D69: which kitem each record is, for its count and check; one allocation */
 	if (n > TAKE_ON_STACK &&
 	    !(buf = kcore_alloc_raw(q->core, n * (UKSZ + (data ? sizeof(*ks) : 0)))))
 		return -ENOMEM;
@@ -1230,10 +1279,8 @@ static int take_events(struct kqueue *q, unsigned int max_nr, __u64 uaddr,
 	}
 	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
-	if (ks && later)
-		take_data_later(later, ks, buf, n);
-	else if (ks)
-		take_data(ks, buf, n);
+	if (ks)
+		take_deliver(q, ks, buf, n, caller, later);
 	ret = write_out(ua, uaddr, buf, n);
 	if (ret < 0 && later)
 		kwaiter_drop_pins(later);	/* D10: nothing delivered */
@@ -1331,7 +1378,8 @@ static void uring_requeue(struct kqueue *q, struct kitem **ks, const struct ukev
  * then ring_kidx; ONESHOT ones are freed only once ring_kidx is stored
  * (D41).  Returns the count, or -EFAULT with everything requeued.
  */
-static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess *ua)
+static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess *ua,
+		      const struct kcaller *caller)
 {
 	struct ukevent small[TAKE_ON_STACK], *buf = small;
 	struct kitem *ksmall[TAKE_ON_STACK], **ks = ksmall;
@@ -1362,8 +1410,7 @@ static int uring_copy(struct kqueue *q, unsigned int num, const struct kuaccess 
 		ks[i] = take_one(q, &c, &buf[i]);
 	take_end(q, &c, n);
 	pthread_mutex_unlock(&q->lock);
-	if (kq_rule(q, KR_DATA))
-		take_data(ks, buf, n);	/* D67: a faulted WAIT reads them again */
+	take_deliver(q, ks, buf, n, caller, NULL);	/* D67, D69: a faulted WAIT does it again */
 	kidx = (q->kidx + n) % q->unum;
 	/* slots first, then the index that publishes them (D53) */
 	if (uring_slots(q, ua, q->kidx, buf, n) || uring_word(q, ua, 0, kidx)) {
@@ -1394,7 +1441,7 @@ int kwaiter_wait_copy(struct kwaiter *w, const struct kuaccess *ua)
 	int n;
 
 	pthread_mutex_lock(&q->ctl);
-	n = uring_copy(q, w->max_nr, ua);
+	n = uring_copy(q, w->max_nr, ua, &w->caller);
 	pthread_mutex_unlock(&q->ctl);
 	return n;
 }
@@ -1563,9 +1610,10 @@ static void serve_waiters_locked(struct kqueue *q, struct klist *done)
 		else if (w->is_wait && w->req.complete != inplace_complete)
 			w->result = KDISP_WAIT_DUE;	/* the transport copies (kcore.h) */
 		else if (w->is_wait)
-			w->result = uring_copy(q, w->max_nr, w->req.ua);
+			w->result = uring_copy(q, w->max_nr, w->req.ua, &w->caller);
 		else
 			w->result = take_events(q, w->max_nr, w->events, w->req.ua, ready,
+						&w->caller,
 						w->req.complete != inplace_complete ? w : NULL);
 		kuid_uncharge(w->uid, KEVENT_LIMIT_PARKED);
 		klist_add_tail(&w->done_node, done);
@@ -1654,6 +1702,7 @@ static int waiter_new(struct kqueue *q, const struct kevent_get_events_arg *arg,
 	w->max_nr = arg->max_nr;
 	w->events = arg->events;
 	w->req = *wr;
+	w->caller = *caller;	/* D69: a parked call is checked for its caller */
 	atomic_init(&w->refs, 2);
 	klist_init(&w->qnode);
 	klist_init(&w->done_node);
@@ -1818,7 +1867,7 @@ int kqueue_get_events(struct kqueue *q, const struct kevent_get_events_arg *arg,
 			goto out;
 		ready = ready_now(q);	/* min_nr was met meanwhile */
 	}
-	ret = take_events(q, arg->max_nr, arg->events, ua, ready, NULL);
+	ret = take_events(q, arg->max_nr, arg->events, ua, ready, caller, NULL);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	if (lvl)
@@ -1866,7 +1915,7 @@ int kqueue_wait(struct kqueue *q, const struct kwait_arg *arg, const struct kcal
 		if (ret)
 			goto out;
 	}
-	ret = uring_copy(q, g.max_nr, ua);
+	ret = uring_copy(q, g.max_nr, ua, caller);
 out:
 	pthread_mutex_unlock(&q->ctl);
 	if (lvl)

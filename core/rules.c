@@ -13,8 +13,9 @@
 /* D58-D64 */
 #define KR_REV3	(KR_BIT(KR_POSIX_TIMER) | KR_BIT(KR_EXT) | KR_BIT(KR_QUERY) | \
 		 KR_BIT(KR_USER) | KR_BIT(KR_TYPE_KEY))
-/* D65-D68 */
-#define KR_REV4	(KR_BIT(KR_DISPATCH) | KR_BIT(KR_DATA) | KR_BIT(KR_INODE_NOTES))
+/* D65-D69 */
+#define KR_REV4	(KR_BIT(KR_DISPATCH) | KR_BIT(KR_DATA) | KR_BIT(KR_INODE_NOTES) | \
+		 KR_BIT(KR_FD_CHECK))
 
 static const krules kr_rows[KCORE_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13, exactly (D40) */

@@ -27,6 +27,7 @@ enum krule {
 	KR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
 	KR_DATA,		/* D67: POLL/SOCKET ret_data[1] is the count at delivery */
 	KR_INODE_NOTES,		/* D68: KEVENT_INODE's WRITE .. DELETE, ORed while ready */
+	KR_FD_CHECK,		/* D69: a POLL/SOCKET id must still name its file at delivery */
 	KR_NR
 };
 

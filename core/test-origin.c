@@ -113,12 +113,20 @@ static __u32 t_count(struct kitem *k, __u32 fired)
 	return ktest_count(korigin_ukevent(k), fired);
 }
 
+/* D69: a kevent whose event (as MODIFY left it) says its fd is stale. */
+static int t_fd_check(struct kitem *k, const struct kcaller *caller)
+{
+	(void)caller;
+	return korigin_ukevent(k)->event & KTEST_STALE_FD ? -EBADF : 0;
+}
+
 const struct korigin_ops ktest_origin_ops = {
 	.name = "test",
 	.attach = t_attach,
 	.modify = t_modify,
 	.detach = t_detach,
 	.count = t_count,
+	.fd_check = t_fd_check,
 };
 
 static unsigned int fire_all(__u64 id, const struct korigin_result *res)

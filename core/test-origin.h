@@ -16,6 +16,7 @@
 #define KTEST_READY_AT_MODIFY	0x40000000u	/* modify: ready, ret_data[0] = 1 */
 #define KTEST_FAIL_MODIFY	0x80000000u	/* modify: -EIO */
 #define KTEST_FIRE_IN_ATTACH	0x08000000u	/* attach: korigin_fire() first, data0 = 7 */
+#define KTEST_STALE_FD		0x04000000u	/* D69: fd_check: its fd names another file */
 
 extern const struct korigin_ops ktest_origin_ops;
 

@@ -17,9 +17,19 @@ static struct kcount_pin *kfd_data_pin(struct kitem *k)
 	return k->ops->count_pin ? k->ops->count_pin(k) : NULL;
 }
 
-/* D18, D43, D67: a kevent on a file descriptor: the fd-kevent cap, LEVEL, a count. */
+/* D69: the origin tells whether the caller's fd still names k's file. */
+static int kfd_fd_check(struct kitem *k, const struct kcaller *caller)
+{
+	return k->ops->fd_check ? k->ops->fd_check(k, caller) : 0;
+}
+
+/*
+ * D18, D43, D67, D69: a kevent on a file descriptor: the fd-kevent cap,
+ * LEVEL, a count (read later for a parked call, O11), the check of its fd
+ * at delivery.
+ */
 #define KT_FD	.limit = KEVENT_LIMIT_FD_KEVENTS, .level = true, .data = kfd_data, \
-		.data_pin = kfd_data_pin
+		.data_pin = kfd_data_pin, .fd_check = kfd_fd_check
 
 static const struct ktype ksocket_type = { .name = "socket", KT_FD, .always_queue = true };
 static const struct ktype kpoll_type = { .name = "poll", KT_FD, .always_queue = true };

@@ -221,7 +221,8 @@ static void entry_expand(const uint8_t *e, struct ukevent *uk)
 		    (fl & KF_E_READY_ADD ? KTEST_READY_AT_ADD : 0) |
 		    (fl & KF_E_FAIL_ATT ? KTEST_FAIL_ATTACH : 0) |
 		    (fl & KF_E_READY_MOD ? KTEST_READY_AT_MODIFY : 0) |
-		    (fl & KF_E_FAIL_MOD ? KTEST_FAIL_MODIFY : 0);
+		    (fl & KF_E_FAIL_MOD ? KTEST_FAIL_MODIFY : 0) |
+		    (!(fl & KF_E_GARBAGE) && (e[8] & KF_E8_STALE_FD) ? KTEST_STALE_FD : 0);
 	uk->user[0] = e[6];
 	uk->user[1] = e[7];
 	if (fl & KF_E_GARBAGE) {

@@ -999,6 +999,86 @@ static void seed_rev4_data(void)
 	emit("rev4-data");
 }
 
+/*
+ * Revision 4 (D69): a POLL or SOCKET record of a kevent whose fd no longer
+ * names its file (the test origin's KTEST_STALE_FD, entry byte [8] bit 1)
+ * is BROKEN|DONE {0, -EBADF} at GET_EVENTS and at the ring's WAIT (in
+ * process the ring faults: checked again at the next delivery), and the
+ * kevent stops for good: fires and MODIFY do not revive it, a READY's
+ * delivery is checked again (and passes once a MODIFY cleared the bit).
+ * Not at an answer at ADD, not for a TIMER, not on revision 3; with
+ * DISPATCH (D65) it is disarmed as well.
+ */
+static void seed_rev4_fdcheck(void)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+	struct ent e[5], t;
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .id1 = 0x30, .type = KEVENT_POLL, .ev = 1, .c0 = 1,
+			     .g = { KF_E8_STALE_FD } };
+	e[1] = (struct ent){ .id0 = 2, .id1 = 0x40, .type = KEVENT_SOCKET, .ev = 1, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 3, .id1 = 0x50, .type = KEVENT_POLL, .fl = KF_E_READY_ADD,
+			     .ev = 1, .c0 = 3, .g = { KF_E8_STALE_FD } };
+	e[3] = (struct ent){ .id0 = 4, .id1 = 0x60, .type = KEVENT_SOCKET, .ev = 1, .c0 = 4,
+			     .g = { KF_E8_STALE_FD | KF_E8_DISPATCH } };
+	e[4] = (struct ent){ .id0 = 5, .id1 = 0x70, .type = KEVENT_TIMER, .ev = 1, .c0 = 5,
+			     .g = { KF_E8_STALE_FD } };
+	le32s(ring, init, 4);
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	poke(0, 5, e);
+	ctl(1, KEVENT_CTL_ADD, 5, 0);			/* revision 3: nothing checked */
+	fire(1, 0x30, 5);
+	fire(2, 0x40, 1);
+	get(1, 0, 8, 400);
+	setabi(0, 4, 0, 0, 0, 0, 0);
+	poke(0, 5, e);
+	ctl(0, KEVENT_CTL_ADD, 5, 0);			/* the answer at ADD: not checked */
+	fire(1, 0x30, 5);
+	fire(2, 0x40, 1);
+	fire(4, 0x60, 2);
+	fire(5, 0x70, 9);
+	get(0, 0, 8, 400);				/* 1 and 4 stale, 2 counted, 5 a timer */
+	fire(1, 0x30, 5);
+	fire(4, 0x60, 2);
+	get(0, 0, 8, 400);				/* never fire again */
+	t = e[0];
+	t.ev = 3;
+	poke(400, 1, &t);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* DONE, the origin not asked */
+	fire(1, 0x30, 5);
+	get(0, 0, 8, 400);
+	ctl(0, KEVENT_CTL_READY, 1, 400);		/* delivered, checked again */
+	get(0, 0, 8, 400);
+	t.g[0] = 0;
+	poke(400, 1, &t);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* its fd names the file again */
+	fire(1, 0x30, 5);
+	get(0, 0, 8, 400);				/* still stopped */
+	ctl(0, KEVENT_CTL_READY, 1, 400);
+	get(0, 0, 8, 400);				/* not stale now: DONE {0, 0} */
+	poke(400, 1, &e[3]);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* re-arms the disarmed one */
+	ctl(0, KEVENT_CTL_READY, 1, 400);
+	get(0, 0, 8, 400);
+	close_q(1);
+	open_q(1, 0, 0);
+	setabi(1, 4, 0, 0, 0, 0, 0);
+	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);
+	fire(1, 0x30, 5);
+	wait_ring(1, 4, 0);				/* the ring slot's record */
+	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
+	close_q(0);
+	close_q(1);
+	emit("rev4-fdcheck");
+}
+
 /* Raw bytes into the arena (RAW). */
 static void raw_bytes(unsigned int off, unsigned int len, const unsigned char *bytes)
 {
@@ -1499,6 +1579,7 @@ int main(int argc, char **argv)
 	seed_rev4();
 	seed_rev4_inode();
 	seed_rev4_data();
+	seed_rev4_fdcheck();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -32,7 +32,8 @@
 		 M_RULE(MR_ENOSYS))					/* D40-D57 */
 #define M_REV3	(M_RULE(MR_POSIX_TIMER) | M_RULE(MR_EXT) | M_RULE(MR_QUERY) | \
 		 M_RULE(MR_USER) | M_RULE(MR_TYPE_KEY))			/* D58-D64 */
-#define M_REV4	(M_RULE(MR_DISPATCH) | M_RULE(MR_DATA) | M_RULE(MR_INODE_NOTES))	/* D65-D68 */
+#define M_REV4	(M_RULE(MR_DISPATCH) | M_RULE(MR_DATA) | M_RULE(MR_INODE_NOTES) | \
+		 M_RULE(MR_FD_CHECK))	/* D65-D69 */
 
 static const unsigned int m_rows[M_REV_HIGHEST + 1] = {
 	[1] = 0,			/* take13 (D40) */
@@ -231,6 +232,8 @@ static void m3_deliver(struct mkev *k, struct ukevent *out);
 static bool m4_counts(const struct mq *q, const struct ukevent *uk);
 static __u32 m4_count(const struct model *m, const struct ukevent *uk, __u32 fired);
 static void m4_data(const struct model *m, const struct mq *q, struct ukevent *out);
+static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *k,
+			struct ukevent *out);
 
 static void unready(struct mq *q, struct mkev *k)
 {
@@ -482,6 +485,7 @@ static int take(struct model *m, struct mq *q, unsigned int max_nr, __u64 uaddr)
 		k->ready = false;
 		buf[i] = k->uk;
 		m3_deliver(k, &buf[i]);
+		m4_fd_check(m, q, k, &buf[i]);
 		m4_data(m, q, &buf[i]);
 		m4_delivered(q, k);	/* D10: a late fault loses it disarmed */
 		if (k->uk.req_flags & KEVENT_REQ_ONESHOT)
@@ -1025,6 +1029,25 @@ static void m4_data(const struct model *m, const struct mq *q, struct ukevent *o
 		out->ret_data[1] = m4_count(m, out, out->ret_data[0]);
 }
 
+/*
+ * D69, before D67's count: a POLL or SOCKET record of a kevent whose fd no
+ * longer names its file (the test origin's KTEST_STALE_FD in its event as
+ * it stands; a real origin's fds stay open, and the racing origin checks
+ * nothing) is BROKEN|DONE {0, -EBADF}, and the kevent stops for good.
+ */
+static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *k,
+			struct ukevent *out)
+{
+	if (!m_rule(q, MR_FD_CHECK) || m->org || k->race ||
+	    (out->type != KEVENT_POLL && out->type != KEVENT_SOCKET) ||
+	    (out->ret_flags & KEVENT_RET_BROKEN) || !(k->uk.event & KTEST_STALE_FD))
+		return;
+	out->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+	out->ret_data[0] = 0;
+	out->ret_data[1] = (__u32)-EBADF;
+	k->cstop = k->stale = true;
+}
+
 unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
 {
 	struct mlink *o, *p;
@@ -1187,10 +1210,14 @@ static void modify_one(struct model *m, struct mq *q, struct ukevent *uk,
 	}
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
-	k->cstop = false;
+	k->cstop = k->stale;	/* D69: a stale kevent stays stopped */
 	if (k->ptimer && e)
 		k->held = false;	/* D61: a new setting discards what was pending */
 	m4_rearm(m, q, k);
+	if (k->stale) {
+		uk->ret_flags = KEVENT_RET_DONE;	/* D69: its origin is not asked */
+		return;
+	}
 	if (k->ptimer) {
 		/* D61: an EXT entry re-arms and discards what was pending */
 		if (e) {
@@ -1458,6 +1485,7 @@ static int uring_wait(struct model *m, struct mq *q, const struct kevent_wait_ar
 		q->nrdy--;
 		k->ready = false;
 		m3_deliver(k, &uk);
+		m4_fd_check(m, q, k, &uk);
 		m4_data(m, q, &uk);
 		if (!m_write(m, q->uring + 8 + (__u64)s * UKSZ, &uk, UKSZ))
 			abort();	/* RING_INIT checked it; the arena stays mapped */

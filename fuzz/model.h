@@ -28,6 +28,7 @@ struct mkev {
 	bool disarmed;			/* D65: DISPATCH delivered, until MODIFY */
 	bool held;			/* D65: a result that came while disarmed */
 	bool cstop;			/* core: ONESHOT fired or BROKEN */
+	bool stale;			/* D69: delivered -EBADF: cstop for good */
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
 	bool user;			/* KEVENT_USER on revision 3: the core's own (D62) */
@@ -64,6 +65,7 @@ enum m_rule {
 	MR_DISPATCH,		/* D65: KEVENT_REQ_DISPATCH */
 	MR_DATA,		/* D67: POLL/SOCKET ret_data[1] is the count at delivery */
 	MR_INODE_NOTES,		/* D68: KEVENT_INODE's notes, ORed while pending */
+	MR_FD_CHECK,		/* D69: a POLL/SOCKET id must still name its file at delivery */
 	MR_NR
 };
 

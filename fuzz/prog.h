@@ -137,7 +137,8 @@ enum kf_op {
  *       bit6 req_flags |= 0x80000000, bit7 fill ret_flags/ret_data with [8..11]
  *   [4..5] event bits 0..15   [6] user[0]   [7] user[1]
  *   [8..11] the garbage for ret_flags and ret_data[0..1] (bit7); without
- *       bit7, [8] bit0 is req_flags |= KEVENT_REQ_DISPATCH (revision 4)
+ *       bit7, [8] bit0 is req_flags |= KEVENT_REQ_DISPATCH (revision 4),
+ *       bit1 event |= KTEST_STALE_FD (D69: its fd is closed at delivery)
  */
 /*
  * The racing origin fires only from inside the core's calls into it, as a
@@ -160,5 +161,6 @@ enum kf_op {
 #define KF_E_REQ_HIGH	0x40
 #define KF_E_GARBAGE	0x80
 #define KF_E8_DISPATCH	0x01	/* in [8], without KF_E_GARBAGE */
+#define KF_E8_STALE_FD	0x02	/* in [8], without KF_E_GARBAGE: KTEST_STALE_FD (D69) */
 
 #endif /* KEVENT_FUZZ_PROG_H */

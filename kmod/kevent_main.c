@@ -6,9 +6,10 @@
  * revision 2 (D40-D57: the take26 ring in the caller's memory, WAIT,
  * COMMIT, CTL_READY, timespec timeouts, LEVEL, ALWAYS_QUEUE, opt-in EINTR)
  * and revision 3 (D58-D64: POSIX timers, user events, KEVENT_IOC_CTL_EXT,
- * QUERY, the type in the search key) and revision 4 (D65-D67: DISPATCH,
- * the source's count in ret_data[1]) on a queue that selects it with
- * SET_ABI.  One open = one queue.
+ * QUERY, the type in the search key) and revision 4 (D65-D69: DISPATCH,
+ * the source's count in ret_data[1], the inode notes, the check that a
+ * kevent's fd still names its file at delivery) on a queue that selects
+ * it with SET_ABI.  One open = one queue.
  *
  * LOCKING
  *  - queue->ctl_mutex serialises everything that changes the table of
@@ -50,6 +51,7 @@
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/file.h>
+#include <linux/fdtable.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -267,31 +269,102 @@ static void kq_level_forget(struct kevent *k)
  */
 static struct file *kq_data_hold(struct kevent *k)
 {
-	if (!(k->rules & KR_DATA) || !k->origin->data_hold ||
+	if (!(k->rules & (KR_DATA | KR_FD_CHECK)) || !k->origin->data_hold ||
 	    (k->uk.ret_flags & KEVENT_RET_BROKEN))
 		return NULL;
 	return k->origin->data_hold(k);
 }
 
 /*
- * D67: the counts of the records w took, read now in the caller's context
- * with no queue spinlock (a pipe's count takes the pipe's own), and the
- * references dropped.  A WAIT whose ring copy faults reads them again at
- * its next delivery.
+ * D69: whether fd names f in the calling thread's table.  Under RCU with
+ * no reference taken: only the pointer is compared, and f is held by the
+ * caller, so no other file can have its address meanwhile.
  */
-static void kq_data_count(struct kevent_queue *q, struct kevent_waiter *w)
+static bool kq_fd_names(unsigned int fd, const struct file *f)
 {
+	bool same;
+
+	rcu_read_lock();
+	same = files_lookup_fd_raw(current->files, fd) == f;
+	rcu_read_unlock();
+	return same;
+}
+
+/*
+ * D69, then D67, in the caller's context with no queue spinlock: each
+ * record w took is checked against the caller's table (a stale one is
+ * BROKEN -EBADF, no bit, not counted, and keeps its file reference for
+ * kq_stale_stop), then counted (a pipe's count takes the pipe's own lock),
+ * and the references dropped.  A WAIT whose ring copy faults does it again
+ * at its next delivery.  True when a record was stale.
+ */
+static bool kq_data_count(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	u32 rules = READ_ONCE(q->rules);
 	const struct kevent_origin *o;
+	struct ukevent *out;
+	bool stale = false;
 	unsigned int i;
 
 	if (!w->files)
-		return;
+		return false;
+	for (i = 0; i < w->got; i++) {
+		if (!w->files[i])
+			continue;
+		out = &w->buf[i];
+		o = kevent_origin_get(out->type, rules);
+		if ((rules & KR_FD_CHECK) && o->holds &&
+		    !kq_fd_names(out->id.raw[0], w->files[i])) {
+			out->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
+			out->ret_data[0] = 0;
+			out->ret_data[1] = (u32)-EBADF;
+			stale = true;
+			continue;
+		}
+		if (rules & KR_DATA)
+			out->ret_data[1] = o->data_count(w->files[i], out);
+		fput(w->files[i]);
+		w->files[i] = NULL;
+	}
+	return stale;
+}
+
+static struct kevent *kq_find(struct kevent_queue *q, const struct ukevent *uk);
+
+/*
+ * D69 (ctl_mutex held): each kevent whose record kq_data_count found stale
+ * leaves its origin for good: its reports are dropped from now on (its
+ * origin stops at the next one), a result that came since the take is
+ * dropped too, and MODIFY asks its origin nothing (kq_modify_one).  A WAIT
+ * knows its kevents; a GET_EVENTS finds each by its key, unless REMOVE
+ * took it meanwhile (ONESHOT ones are zombies: freed anyway).
+ */
+static void kq_stale_stop(struct kevent_queue *q, struct kevent_waiter *w)
+{
+	const struct kevent_origin *o;
+	unsigned long irqflags;
+	struct kevent *k;
+	unsigned int i;
+
+	lockdep_assert_held(&q->ctl_mutex);
 	for (i = 0; i < w->got; i++) {
 		if (!w->files[i])
 			continue;
 		o = kevent_origin_get(w->buf[i].type, READ_ONCE(q->rules));
-		w->buf[i].ret_data[1] = o->data_count(w->files[i], &w->buf[i]);
+		k = w->kevs ? w->kevs[i] : kq_find(q, &w->buf[i]);
+		if (k && k->origin == o && o->holds(k, w->files[i])) {
+			spin_lock_irqsave(&q->ready_lock, irqflags);
+			k->flags |= KEV_STALE;
+			k->flags &= ~KEV_HELD;
+			if (k->flags & KEV_READY) {
+				list_del_init(&k->rnode);
+				q->ready_num--;
+				k->flags &= ~KEV_READY;
+			}
+			spin_unlock_irqrestore(&q->ready_lock, irqflags);
+		}
 		fput(w->files[i]);
+		w->files[i] = NULL;
 	}
 }
 
@@ -433,8 +506,8 @@ static bool kq_fire_locked(struct kevent *k, u32 ret_flags, u32 data0, u32 data1
 			   bool *wake)
 {
 	*wake = false;
-	if (k->flags & (KEV_DEAD | KEV_ZOMBIE))
-		return true;
+	if (k->flags & (KEV_DEAD | KEV_ZOMBIE | KEV_STALE))
+		return true;	/* D69: a stale kevent left its origin */
 	/* D21: rebuilt on every fire; a merge keeps the latest (A9). */
 	k->uk.ret_flags = KEVENT_RET_DONE | ret_flags;
 	k->uk.ret_data[0] = data0;
@@ -803,7 +876,7 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 {
 	unsigned long irqflags;
 	struct kevent *k = kq_find(q, uk);
-	bool wake;
+	bool wake, stale;
 	int ret;
 
 	if (!k) {
@@ -835,9 +908,15 @@ static void kq_modify_one(struct kevent_queue *q, struct ukevent *uk,
 	k->uk.event = uk->event;
 	k->uk.req_flags = uk->req_flags;
 	wake = kq_rearm(q, k, x && k->origin->setting);
+	stale = k->flags & KEV_STALE;
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	if (wake)
 		kq_wake_poll(q);
+	/* D69: a stale kevent left its origin for good: no source to look at */
+	if (stale) {
+		uk->ret_flags = KEVENT_RET_DONE;
+		return;
+	}
 
 	if (x && k->origin->setting) {
 		kq_setting_rearm(q, k, x);
@@ -1200,7 +1279,7 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	unsigned long irqflags;
 	void __user *ubuf;
 	size_t len, left;
-	bool now, data;
+	bool now, data, stale;
 	long ret;
 
 	if (a->ioc_flags & ~KEVENT_GET_IOC_FLAGS)
@@ -1235,8 +1314,8 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	/* D10: an unusable output range fails before anything is dequeued. */
 	if (kevent_probe_writable(ubuf, len))
 		return -EFAULT;
-	/* D67: with room for each record's source after the records */
-	data = READ_ONCE(q->rules) & KR_DATA;
+	/* D67, D69: with room for each record's source after the records */
+	data = READ_ONCE(q->rules) & (KR_DATA | KR_FD_CHECK);
 	w.buf = kevent_buf_alloc(w.max_nr + (data ? KQ_PTR_SLOTS(w.max_nr) : 0));
 	if (!w.buf)
 		return -ENOMEM;
@@ -1254,11 +1333,14 @@ static long kq_get_events(struct kevent_queue *q, struct file *file,
 	if (!w.done && !ret)
 		w.got = kq_take(q, &w);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
-	kq_data_count(q, &w);
+	stale = kq_data_count(q, &w);
 
-	if (w.zombies) {
+	if (w.zombies || stale) {
 		mutex_lock(&q->ctl_mutex);
-		kq_reap(q);
+		if (stale)
+			kq_stale_stop(q, &w);
+		if (w.zombies)
+			kq_reap(q);
 		mutex_unlock(&q->ctl_mutex);
 	}
 	if (ret)
@@ -1485,8 +1567,8 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	if (!a->num || a->old_uidx != q->ring_uidx)
 		goto out_unlock;
 	w.max_nr = min(a->num, q->ring_num);
-	/* One allocation per WAIT: the records, the kevents taken, their sources (D67). */
-	data = q->rules & KR_DATA;
+	/* One allocation per WAIT: the records, the kevents taken, their sources (D67, D69). */
+	data = q->rules & (KR_DATA | KR_FD_CHECK);
 	ret = -ENOMEM;
 	w.buf = kevent_buf_alloc(w.max_nr + KQ_PTR_SLOTS(w.max_nr) * (data ? 2 : 1));
 	if (!w.buf)
@@ -1503,7 +1585,8 @@ static long kq_wait_ring(struct kevent_queue *q, struct file *file,
 	if (!w.done && !ret)
 		w.got = kq_take(q, &w);
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
-	kq_data_count(q, &w);
+	if (kq_data_count(q, &w))
+		kq_stale_stop(q, &w);	/* ctl_mutex held, the kevents in flight */
 	if (w.got)
 		ret = kq_ring_copy(q, &w);
 	kevent_buf_free(w.buf);

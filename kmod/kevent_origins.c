@@ -892,6 +892,12 @@ static struct file *kevent_fd_data_hold(struct kevent *k)
 	return get_file(k->poll.file);
 }
 
+/* D69: k is the kevent of f (the file a delivered record was checked on). */
+static bool kevent_fd_holds(const struct kevent *k, const struct file *f)
+{
+	return k->poll.file == f;
+}
+
 /* D14: a file without ->poll() is always readable and writable. */
 #define KEVENT_POLL_CONST (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
 
@@ -1040,6 +1046,7 @@ static const struct kevent_origin kevent_poll_origin = {
 	.level = kevent_fd_level,
 	.data_hold = kevent_fd_data_hold,
 	.data_count = kevent_fd_count,
+	.holds = kevent_fd_holds,
 };
 
 static const struct kevent_origin kevent_socket_origin = {
@@ -1050,6 +1057,7 @@ static const struct kevent_origin kevent_socket_origin = {
 	.level = kevent_fd_level,
 	.data_hold = kevent_fd_data_hold,
 	.data_count = kevent_fd_count,
+	.holds = kevent_fd_holds,
 };
 
 /* Each type this module serves; a hole (NAIO and AIO: A3) has none. */

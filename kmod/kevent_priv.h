@@ -37,6 +37,7 @@
 #define KEV_LEVELQ	0x10	/* on queue->level: re-checked at the next dequeue */
 #define KEV_DISARMED	0x20	/* DISPATCH delivered: not made ready until MODIFY (D65) */
 #define KEV_HELD	0x40	/* DISARMED with a result: ready at the re-arm (D65) */
+#define KEV_STALE	0x80	/* D69: delivered -EBADF; its reports are dropped for good */
 
 struct kevent_queue;
 struct kevent;
@@ -115,6 +116,13 @@ struct kevent_origin {
 	 */
 	struct file *(*data_hold)(struct kevent *k);
 	u32 (*data_count)(struct file *f, const struct ukevent *out);
+	/*
+	 * D69 (KR_FD_CHECK): the record's id must still name the file
+	 * data_hold gives, in the delivering caller's table; holds(k, f) says
+	 * whether k is the kevent of that file (ctl_mutex held).  NULL: no
+	 * check.
+	 */
+	bool (*holds)(const struct kevent *k, const struct file *f);
 };
 
 

@@ -15,7 +15,8 @@
 			 KR_TIMESPEC | KR_READY | KR_ENOSYS | KR_POLLRDHUP)
 #define KR_REV3_RULES	(KR_REV2_RULES | KR_POSIX_TIMER | KR_EXT | KR_QUERY | \
 			 KR_USER | KR_TYPE_KEY)
-#define KR_REV4_RULES	(KR_REV3_RULES | KR_DISPATCH | KR_DATA | KR_INODE_NOTES)
+#define KR_REV4_RULES	(KR_REV3_RULES | KR_DISPATCH | KR_DATA | KR_INODE_NOTES | \
+			 KR_FD_CHECK)
 
 static const u32 kevent_revision_rules[KQ_REV_HIGHEST + 1] = {
 	[1] = 0,		/* take13 as 2006 programs know it (D1-D39) */

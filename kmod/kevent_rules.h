@@ -27,10 +27,11 @@
 #define KR_QUERY	BIT(10)	/* D61: KEVENT_CTL_QUERY */
 #define KR_USER		BIT(11)	/* D62: KEVENT_USER */
 #define KR_TYPE_KEY	BIT(12)	/* D63: the type is part of the search key */
-/* Revision 4 (D65-D68) */
+/* Revision 4 (D65-D69) */
 #define KR_DISPATCH	BIT(13)	/* D65: KEVENT_REQ_DISPATCH, disarmed once delivered */
 #define KR_DATA		BIT(14)	/* D67: POLL/SOCKET ret_data[1] is the count at delivery */
 #define KR_INODE_NOTES	BIT(15)	/* D68: KEVENT_INODE's WRITE .. DELETE, ORed while ready */
+#define KR_FD_CHECK	BIT(16)	/* D69: a POLL/SOCKET id must still name its file at delivery */
 
 /* A12: the rules of a revision served, or -EINVAL for any other. */
 int kevent_rules_of(u32 revision, u32 *rules);

@@ -243,10 +243,12 @@ static short device_says(const struct knote *kn, unsigned int dev, const unsigne
 
 /*
  * dev: the device's report of this call (ret_data[0]), or NULL; count: its
- * ret_data[1] on a revision-4 queue (D67), else NULL.
+ * ret_data[1] on a revision-4 queue (D67), else NULL; checked: the device
+ * found the fd naming the knote's file at that report (D69), so the
+ * library's identity fstat is not needed.
  */
 static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *dev,
-		    const unsigned int *count)
+		    const unsigned int *count, bool checked)
 {
 	int fd = (int)kn->kev.ident;
 	bool rd = kn->kev.filter == EVFILT_READ;
@@ -254,7 +256,7 @@ static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *de
 	intptr_t data = -1;
 	bool eof;
 
-	if (kqf_is_stale(kn))
+	if (!checked && kqf_is_stale(kn))
 		return -1;
 	if (rd && dev)
 		p.revents = device_says(kn, *dev, count, &data);
@@ -895,8 +897,12 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 	switch (kn->kind) {
 	case K_FD:
 		if (kn->dev_gen != kq->gen || !kn->dev_req)
-			return check_fd(kn, out, NULL, NULL);
-		return check_fd(kn, out, &kn->dev_revents, kq->dev_count ? &kn->dev_count : NULL);
+			return check_fd(kn, out, NULL, NULL, false);
+		/* D69: the device's -EBADF is a stale fd: freed, never reported */
+		if (kq->dev_fdcheck && kn->dev_broken && kn->dev_count == (unsigned int)-EBADF)
+			return -1;
+		return check_fd(kn, out, &kn->dev_revents, kq->dev_count ? &kn->dev_count : NULL,
+				kq->dev_fdcheck && !kn->dev_broken);
 	case K_FILE: return check_file(kn, out);
 	case K_KQUEUE: return check_kqueue(kn, out);
 	case K_TIMER: return check_timer(kn, out);

@@ -82,6 +82,7 @@ struct kq {
 	bool dev_timer;		/* the queue serves KEVENT_POSIX_TIMER: EVFILT_TIMER too */
 	bool dev_level;		/* revision >= 2: LEVEL, ALWAYS_QUEUE, POLLRDHUP on poll kevents */
 	bool dev_count;		/* revision >= 4: a poll kevent's ret_data[1] is its count (D67) */
+	bool dev_fdcheck;	/* revision >= 4: the device checks a poll kevent's fd (D69) */
 	bool dev_vnode;		/* revision >= 4 with INODE: EVFILT_VNODE goes there (D68) */
 	uint64_t gen;		/* kevent() calls that collected: tells a fresh device report */
 	int refs;		/* registry + running kevent() calls (reg_lock) */

@@ -1237,6 +1237,7 @@ static int choose_revision(struct kq *kq)
 	}
 	kq->dev_level = rev >= 2;	/* D42, D43, D52: revision 2 and later */
 	kq->dev_count = rev >= 4;	/* D67: the device counts what it delivers */
+	kq->dev_fdcheck = rev >= 4;	/* D69: and checks its fd at that delivery */
 	return 0;
 }
 

@@ -26,6 +26,8 @@
  * kwatch_count, read at the delivery on the duplicate (the same open file
  * description as the client's fd); the core asks for it through the type's
  * descriptor (core/types.c), and an answer at ADD carries it too.
+ * D69: at each delivery the core asks whether the client's fd still names
+ * the file of the duplicate (kwatch_fd_check, one kcmp(KCMP_FILE)).
  *
  * epoll data carries a slot index and its generation, so an event that
  * epoll_wait returned just before a detach finds a stale generation and is
@@ -36,8 +38,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -51,6 +56,8 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/kcmp.h>
 
 #include "internal.h"
 
@@ -598,6 +605,55 @@ static int kwatch_modify(struct kitem *k, struct korigin_result *res)
 	return ready;
 }
 
+/* D69: the log for a check kcmp could not make (kwatch_init). */
+static void (*kw_log)(const char *line);
+static atomic_ulong kw_unchecked;
+
+/*
+ * D69: a refusal that leaves a record unchecked is not ordinary (a ptrace
+ * policy tightened since ADD, a kernel without CONFIG_KCMP): the first
+ * and every 1024th are logged, so a daemon that checks nothing says so.
+ */
+static void kwatch_fd_unchecked(int err)
+{
+	unsigned long n = atomic_fetch_add(&kw_unchecked, 1);
+	char line[160];
+
+	if (n % 1024)
+		return;
+	snprintf(line, sizeof(line),
+		 "poll: kcmp refused (%s): %lu delivered record(s) not checked against the caller's fd (D69)",
+		 strerror(err), n + 1);
+	if (kw_log)
+		kw_log(line);
+	else
+		fprintf(stderr, "kevent-origins: %s\n", line);
+}
+
+/*
+ * D69: does the caller's id still name the file the duplicate is?  kcmp
+ * compares the two open files in their tables (the caller's thread: its
+ * table may differ from its group leader's only where ADD refused, B2).
+ * The duplicate lives until detach, which needs the q->ctl held here.
+ */
+static int kwatch_fd_check(struct kitem *k, const struct kcaller *caller)
+{
+	struct kwatch *w = korigin_data(k);
+	long r;
+
+	r = syscall(SYS_kcmp, (pid_t)caller->tid, getpid(), KCMP_FILE,
+		    (unsigned long)korigin_ukevent(k)->id.raw[0], (unsigned long)w->dup);
+	if (r > 0)
+		return -EBADF;		/* the number is another file now */
+	if (!r)
+		return 0;
+	if (errno == EBADF)
+		return -EBADF;		/* the number is closed */
+	if (errno != ESRCH)		/* ESRCH: the caller is gone, nobody reads it */
+		kwatch_fd_unchecked(errno);
+	return 0;
+}
+
 static void kwatch_detach(struct kitem *k)
 {
 	struct kwatch *w = korigin_data(k);
@@ -647,8 +703,10 @@ static void kwatch_level(struct kitem *k)
 	pthread_mutex_unlock(&korigins_lock);
 }
 
-int kwatch_init(void)
+int kwatch_init(void (*log)(const char *line))
 {
+	kw_log = log;
+	atomic_store(&kw_unchecked, 0);
 	return 0;
 }
 
@@ -675,6 +733,7 @@ const struct korigin_ops kpoll_ops = {
 	.level = kwatch_level,
 	.count = kwatch_data_count,
 	.count_pin = kwatch_count_pin,
+	.fd_check = kwatch_fd_check,
 };
 
 const struct korigin_ops ksocket_ops = {
@@ -685,4 +744,5 @@ const struct korigin_ops ksocket_ops = {
 	.level = kwatch_level,
 	.count = kwatch_data_count,
 	.count_pin = kwatch_count_pin,
+	.fd_check = kwatch_fd_check,
 };

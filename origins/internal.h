@@ -64,7 +64,7 @@ void ktimer_counts(__u64 *wakes, __u64 *expiries, __u64 *deferred);
 extern const struct korigin_ops ktimer_ops;
 extern const struct korigin_ops kptimer_ops;	/* KEVENT_POSIX_TIMER, revision 3 */
 
-int kwatch_init(void);
+int kwatch_init(void (*log)(const char *line));
 void kwatch_fini(void);
 void kwatch_handle(uint64_t payload, uint32_t events);
 __u64 kwatch_count(void);

@@ -233,7 +233,7 @@ static int ktimer_up(const struct korigins_config *cfg)
 
 static int kwatch_up(const struct korigins_config *cfg)
 {
-	return kwatch_init();
+	return kwatch_init(cfg->log);
 }
 
 static int kinode_up(const struct korigins_config *cfg)
