@@ -641,6 +641,11 @@ static int kwatch_fd_check(struct kitem *k, const struct kcaller *caller)
 	struct kwatch *w = korigin_data(k);
 	long r;
 
+	/* a caller outside our pid namespace (a queue passed to it): no table to ask */
+	if (!caller->tid) {
+		kwatch_fd_unchecked(ESRCH);
+		return 0;
+	}
 	r = syscall(SYS_kcmp, (pid_t)caller->tid, getpid(), KCMP_FILE,
 		    (unsigned long)korigin_ukevent(k)->id.raw[0], (unsigned long)w->dup);
 	if (r > 0)
