@@ -1179,6 +1179,7 @@ KTEST_REVS(poll, fd_check_ring_wait, 4, KTEST_OPEN)
 	assert_stale(e, 3, "a WAIT's slot");
 	close(p[1]);
 	close(kfd);
+	free(r);
 }
 
 /* D69: an answer at ADD is of the file just taken from the id: never stale. */
