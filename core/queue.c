@@ -1125,12 +1125,14 @@ static void take_data_later(struct kwaiter *w, struct kitem *const *ks, struct u
 {
 	unsigned int i;
 
-	w->pins = malloc(n * sizeof(*w->pins));	/* transient: not injectable */
 	for (i = 0; i < n; i++) {
 		struct kcount_pin *pin = NULL;
 
 		if (!ks[i]->kt->data || (buf[i].ret_flags & KEVENT_RET_BROKEN))
 			continue;
+		/* the list only once a record pins: transient, not injectable */
+		if (!w->pins && ks[i]->kt->data_pin)
+			w->pins = malloc(n * sizeof(*w->pins));
 		if (w->pins && ks[i]->kt->data_pin)
 			pin = ks[i]->kt->data_pin(ks[i]);
 		if (!pin) {
