@@ -617,17 +617,24 @@ static void kq_reap(struct kevent_queue *q)
 	}
 }
 
+/* The LEVEL kevents kq_level_check() takes off the list per ready_lock hold. */
+#define KQ_LEVEL_CHUNK 32
+
 /*
  * D43, at the start of a dequeue on a revision-2 queue (ctl_mutex held):
  * every LEVEL kevent dequeued before is polled again and fires when its
  * condition still holds.  Those listed now are checked once each; one that
- * a parked waiter takes meanwhile is listed again behind them.  Only
- * ctl_mutex holders unlink entries, so the last one stays until reached.
+ * a parked waiter takes meanwhile is listed again behind them.  They leave
+ * the list a chunk per ready_lock hold (taking the lock per kevent was
+ * most of the check's cost) and are polled after it: only ctl_mutex
+ * holders unlink entries or free kevents, so the last one stays listed
+ * until reached and every one taken stays alive.
  */
 static void kq_level_check(struct kevent_queue *q)
 {
-	struct kevent *k, *last;
+	struct kevent *chunk[KQ_LEVEL_CHUNK], *k, *last;
 	unsigned long irqflags;
+	unsigned int n, i;
 	bool more;
 
 	lockdep_assert_held(&q->ctl_mutex);
@@ -640,12 +647,18 @@ static void kq_level_check(struct kevent_queue *q)
 	spin_unlock_irqrestore(&q->ready_lock, irqflags);
 	while (more) {
 		spin_lock_irqsave(&q->ready_lock, irqflags);
-		k = list_first_entry(&q->level, struct kevent, lnode);
-		more = k != last;
-		kq_level_forget(k);
+		for (n = 0; more && n < KQ_LEVEL_CHUNK; n++) {
+			k = list_first_entry(&q->level, struct kevent, lnode);
+			more = k != last;
+			kq_level_forget(k);
+			chunk[n] = k;
+		}
 		spin_unlock_irqrestore(&q->ready_lock, irqflags);
-		if ((k->uk.req_flags & KEVENT_REQ_LEVEL) && k->origin->level)
-			k->origin->level(k);
+		for (i = 0; i < n; i++) {
+			k = chunk[i];
+			if ((k->uk.req_flags & KEVENT_REQ_LEVEL) && k->origin->level)
+				k->origin->level(k);
+		}
 	}
 }
 

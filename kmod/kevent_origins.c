@@ -843,8 +843,9 @@ static s64 kevent_sk_free(struct sock *sk)
 /* Bytes readable, or for a listener the connections waiting in its queue. */
 static s64 kevent_count_in(struct file *f)
 {
-	struct pipe_inode_info *pipe = kevent_pipe_of(f);
-	struct socket *sock = pipe ? NULL : sock_from_file(f);
+	/* A socket first: that test reads only the file, not its inode. */
+	struct socket *sock = sock_from_file(f);
+	struct pipe_inode_info *pipe = sock ? NULL : kevent_pipe_of(f);
 
 	if (pipe)
 		return kevent_pipe_bytes(pipe);
@@ -861,8 +862,8 @@ static s64 kevent_count_in(struct file *f)
 /* The free space to write: F_GETPIPE_SZ less the bytes, or the socket's. */
 static s64 kevent_count_out(struct file *f)
 {
-	struct pipe_inode_info *pipe = kevent_pipe_of(f);
-	struct socket *sock = pipe ? NULL : sock_from_file(f);
+	struct socket *sock = sock_from_file(f);
+	struct pipe_inode_info *pipe = sock ? NULL : kevent_pipe_of(f);
 
 	if (pipe)
 		return (s64)READ_ONCE(pipe->max_usage) * PAGE_SIZE - kevent_pipe_bytes(pipe);
@@ -1025,9 +1026,23 @@ static int kevent_fd_modify(struct kevent *k)
  * D43: k was dequeued with KEVENT_REQ_LEVEL; a dequeue is starting.  If its
  * condition still holds it fires with a fresh result, as a wakeup would.
  */
+/*
+ * D43's re-check.  A file polled in the waker is looked at without its
+ * head's lock first: most re-checks find the condition gone (the reader
+ * read it), and dropping that answer loses nothing, since any change
+ * after it has a wakeup of its own to come, which fires k.  Only a fire
+ * needs the lock (an older answer must not replace a newer one, above).
+ */
 static void kevent_fd_level(struct kevent *k)
 {
+	const struct proto_ops *ops;
+	u32 data0, data1;
+
 	if (READ_ONCE(k->poll.stopped) || READ_ONCE(k->poll.freed))
+		return;
+	if (kevent_poll_lockless(k, &ops) &&
+	    !kevent_poll_match(k, kevent_lockless_poll(k, ops), &data0, &data1) &&
+	    !data0)
 		return;
 	kevent_fd_poll_then(k, kevent_poll_report);
 }
