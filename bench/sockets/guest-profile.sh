@@ -6,7 +6,8 @@
 #   1. KEVENT_AB_KO set (another build of kevent.ko, e.g. main's): that
 #      module and the booted one alternate, AB_PASSES (2) passes each, the
 #      benchmark at N=2,000 (3 rounds of 1 s) in every pass: before/after
-#      in one boot.
+#      in one boot.  KEVENT_AB_KQUEUE=1 runs bench-kqueue-scale there
+#      instead (epoll LT and the kqueue front, 3 rounds of 1 s at 2,000).
 #   2. KEVENT_AB_COMMIT=1: the ring reader committing after every wait and
 #      lazily (the benchmark's default) alternate, the same way.
 #   3. perf (Debian's linux-perf, given as the next --extra so the harness
@@ -50,6 +51,7 @@ PERF=
 for p in /vm/extra/*/perf; do [ -x "$p" ] && PERF=$p; done
 # The booted module: the build dir's, as the harness loads it.
 NEW=${E2006%/bench/sockets/bench-epoll2006}/kmod/kevent.ko
+KQSCALE=${E2006%/bench/sockets/bench-epoll2006}/bench/kqueue/bench-kqueue-scale
 
 load() {
 	rmmod kevent || exit 1
@@ -104,7 +106,11 @@ if [ -n "${KEVENT_AB_KO:-}" ] && [ -n "$NEW" ]; then
 		for v in other this; do
 			if [ $v = other ]; then load "$KEVENT_AB_KO"; else load "$NEW"; fi
 			echo "== pass $pass: $v module ($([ $v = other ] && echo "$KEVENT_AB_KO" || echo "$NEW"))"
-			"$E2006" 3 1.0 2000 | grep -v '^#'
+			if [ "${KEVENT_AB_KQUEUE:-0}" = 1 ]; then
+				KEVENT_KQSCALE_READERS=lt,kqueue "$KQSCALE" 3 1.0 2000 | grep -v '^#'
+			else
+				"$E2006" 3 1.0 2000 | grep -v '^#'
+			fi
 		done
 	done
 fi
