@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <time.h>
@@ -591,4 +592,81 @@ Test(poll_rounds, modify_of_ready_fd_takes_its_edge_before_returning)
 Test(poll_rounds, modify_rearming_ready_oneshot_takes_its_edge_before_returning)
 {
 	modify_ready_then_round(KEVENT_REQ_ONESHOT);
+}
+
+/* D69's check as the daemon makes it, with kcmp on this process's table. */
+static char fdcheck_log[8][160];
+static int fdcheck_logged;
+
+static void fdcheck_log_line(const char *line)
+{
+	if (fdcheck_logged < 8)
+		snprintf(fdcheck_log[fdcheck_logged], sizeof(fdcheck_log[0]), "%s", line);
+	fdcheck_logged++;
+}
+
+static void setup_fdcheck(void)
+{
+	struct korigins_config cfg = { .log = fdcheck_log_line };
+
+	signal(SIGPIPE, SIG_IGN);
+	rec_setup_cfg(&cfg);
+}
+
+TestSuite(poll_fdcheck, .init = setup_fdcheck, .fini = rec_teardown);
+
+static int fd_check(struct kitem *k, pid_t tid)
+{
+	struct kcaller c = rec_self();
+
+	c.tid = tid;
+	return rec_ops(KEVENT_POLL)->fd_check(k, &c);
+}
+
+/* The file, not the number: the same number on another pipe is stale. */
+Test(poll_fdcheck, the_number_on_another_file_is_stale)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct korigin_result res;
+	struct kitem k;
+	int p[2], q[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(pipe(q), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, 0, &res), 0);
+	cr_expect_eq(fd_check(&k, self), 0, "the fd still names its file");
+	cr_assert_eq(dup2(q[0], p[0]), p[0]);
+	cr_expect_eq(fd_check(&k, self), -EBADF, "the number names another pipe");
+	cr_assert_eq(close(p[0]), 0);
+	cr_expect_eq(fd_check(&k, self), -EBADF, "the number is closed");
+	cr_expect_eq(fdcheck_logged, 0, "a check kcmp answered is not logged");
+	rec_remove(&k);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+}
+
+/*
+ * A caller outside the daemon's pid namespace (tid 0: a queue passed to a
+ * process the daemon cannot see) has no table kcmp can name: the record
+ * goes out unchecked, stale or not, and the first such one is logged.
+ */
+Test(poll_fdcheck, a_caller_out_of_sight_is_unchecked_and_logged)
+{
+	struct korigin_result res;
+	struct kitem k;
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(add_poll(&k, p[0], KEVENT_POLL_POLLIN, 0, &res), 0);
+	cr_assert_eq(close(p[0]), 0);
+	cr_expect_eq(fd_check(&k, 0), 0, "no table to ask: delivered unchecked");
+	cr_expect_eq(fd_check(&k, 0), 0);
+	cr_assert_eq(fdcheck_logged, 1, "the first unchecked record is logged, the next not: %d",
+		     fdcheck_logged);
+	cr_expect(strstr(fdcheck_log[0], "kcmp refused") && strstr(fdcheck_log[0], "D69"),
+		  "log line: %s", fdcheck_log[0]);
+	cr_expect(strstr(fdcheck_log[0], strerror(ESRCH)), "names why: %s", fdcheck_log[0]);
+	rec_remove(&k);
+	close(p[1]);
 }
