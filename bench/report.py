@@ -21,7 +21,7 @@ TARGETS = {
     'kq': 0.9, 'kqrev1': 1.0,
 }
 # bench-kqueue-scale's readers, in the column order of its lines.
-KQ_READERS = ('epoll LT', 'kqueue', 'kqueue rev 1', 'get_events')
+KQ_READERS = ('epoll LT', 'kqueue', 'kqueue rev 1', 'get_events', 'epoll LT + count')
 
 
 def read(path):
@@ -189,14 +189,15 @@ def parse_ioctl(text):
 
 
 def parse_kq(text):
-    """bench-kqueue-scale's lines {tag: {N: (lt, kqueue, rev1, get)}} for the
-    tags kqrow (events/s), kqcpu (reader ns/event), kqcalls (waits/event),
-    kqctxt (context switches/event, machine-wide) and kqround (per-round
-    medians kqueue/LT, rev1/LT, get/LT, kqueue/rev1)."""
+    """bench-kqueue-scale's lines {tag: {N: (lt, kqueue, rev1, get, ltcount)}}
+    for the tags kqrow (events/s), kqcpu (reader ns/event), kqcalls
+    (waits/event), kqctxt (context switches/event, machine-wide) and kqround
+    (per-round medians kqueue/LT, rev1/LT, get/LT, kqueue/rev1,
+    kqueue/ltcount).  A log from before the ltcount reader reads 0 there."""
     out = {}
     for tag in ('kqrow', 'kqcpu', 'kqcalls', 'kqctxt', 'kqround'):
-        out[tag] = {int(n): tuple(float(x) for x in v.split()) for n, v in
-                    re.findall(rf'^{tag} \S+ (\d+) ((?:[\d.]+ ?){{4}})$', text, re.M)}
+        out[tag] = {int(n): (tuple(float(x) for x in v.split()) + (0.0,))[:5] for n, v in
+                    re.findall(rf'^{tag} \S+ (\d+) ((?:[\d.]+ ?){{4,5}})$', text, re.M)}
     return out
 
 
@@ -243,14 +244,18 @@ def kq_head(head, rows, rnd):
         head.append(('kqueue front on the module vs epoll LT, 2,000 sockets', 'not measured (no guest run)',
                      f'≥ {TARGETS["kq"]}', '—'))
         return
-    lt, kq, kq1, _ = rows[2000]
-    per = rnd.get(2000, (0, 0, 0, 0))
+    lt, kq, kq1, _, ltc = rows[2000]
+    per = rnd.get(2000, (0,) * 5)
     head.append(('kqueue front on the module vs epoll LT, 2,000 sockets (events/s)',
                  f'{kq / lt:.2f}, per round {per[0]:.2f}', f'≥ {TARGETS["kq"]}',
                  verdict(kq / lt >= TARGETS['kq'])))
     head.append(('kqueue front on the module vs its revision-1 path, 2,000 sockets (events/s)',
                  f'{kq / kq1:.2f}, per round {per[3]:.2f}', f'> {TARGETS["kqrev1"]}',
                  verdict(kq / kq1 > TARGETS['kqrev1'])))
+    if ltc:
+        head.append(('kqueue front on the module vs epoll LT with an ioctl(SIOCINQ) per event '
+                     '(libkqueue\'s way of filling data on Linux), 2,000 sockets (events/s)',
+                     f'{kq / ltc:.2f}, per round {per[4]:.2f}', 'none (context for the row above)', '—'))
 
 
 def kqueue_section(w, raw, plots, head):
@@ -259,7 +264,9 @@ def kqueue_section(w, raw, plots, head):
     w('## The kqueue front against epoll LT\n')
     w('N connected AF_UNIX pairs, one writer writing a byte to a pair chosen at random, the reader '
       'at batch 64 reading each ready socket empty, as in the 2006 comparison; readers: epoll LT '
-      '(what libkqueue does on Linux, the baseline), `kevent()` of libkqueue-kevent on a kqueue with '
+      '(the baseline), epoll LT with an `ioctl(SIOCINQ)` per delivered event before the drain '
+      '(what libkqueue does on Linux to fill an EVFILT_READ event\'s `data`: the same answer the '
+      'front\'s `data` carries), `kevent()` of libkqueue-kevent on a kqueue with '
       'EVFILT_READ level-triggered on the highest revision the device serves, the same with '
       '`KQUEUE_KEVENT_REVISION=1` (the front\'s revision-1 path, level triggering done in the '
       'library), and the device without the front (poll kevents on a revision-1 queue through '
@@ -272,9 +279,10 @@ def kqueue_section(w, raw, plots, head):
     sources = [('module', 'guest1-module', 'module in the guest'),
                ('cuse', 'guest1-cuse', 'daemon on CUSE in the guest'),
                ('fuse', 'kqscale-fuse', 'daemon on fuse, natively on the host')]
-    w('| backend | N | epoll LT ev/s | kqueue ev/s | rev 1 ev/s | get_events ev/s | kqueue / LT '
-      '| per round | rev 1 / LT | per round | kqueue / rev 1 | per round | get_events / LT |')
-    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    w('| backend | N | epoll LT ev/s | kqueue ev/s | rev 1 ev/s | get_events ev/s | LT + count ev/s '
+      '| kqueue / LT | per round | rev 1 / LT | per round | kqueue / rev 1 | per round | get_events / LT '
+      '| kqueue / LT + count | per round |')
+    w('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     series, cpu_rows = [], []
     for be, log, label in sources:
         kq = parse_kq(raw(log))
@@ -282,15 +290,19 @@ def kqueue_section(w, raw, plots, head):
         if be == 'module':
             kq_head(head, rows, rnd)
         if not rows:
-            w(f'| {label} | – | not measured | | | | | | | | | | |')
+            w(f'| {label} | – | not measured | | | | | | | | | | | | | |')
             continue
-        for n, (lt, k, k1, g) in sorted(rows.items()):
-            r = rnd.get(n, (0, 0, 0, 0))
-            w(f'| {label} | {n:,} | {lt:,.0f} | {k:,.0f} | {k1:,.0f} | {g:,.0f} | {k / lt:.2f} | {r[0]:.2f} | '
-              f'{k1 / lt:.2f} | {r[1]:.2f} | {k / k1 if k1 else 0:.2f} | {r[3]:.2f} | {g / lt:.2f} |')
+        for n, (lt, k, k1, g, lc) in sorted(rows.items()):
+            r = rnd.get(n, (0,) * 5)
+            w(f'| {label} | {n:,} | {lt:,.0f} | {k:,.0f} | {k1:,.0f} | {g:,.0f} | {lc:,.0f} | {k / lt:.2f} | '
+              f'{r[0]:.2f} | {k1 / lt:.2f} | {r[1]:.2f} | {k / k1 if k1 else 0:.2f} | {r[3]:.2f} | '
+              f'{g / lt:.2f} | {k / lc if lc else 0:.2f} | {r[4]:.2f} |')
         # the per-round medians: both readers of a ratio under the same load
         series.append((f'{be} kqueue / epoll LT', [(n, v[0]) for n, v in sorted(rnd.items())]))
         series.append((f'{be} kqueue rev 1 / epoll LT', [(n, v[1]) for n, v in sorted(rnd.items())]))
+        if be == 'module':
+            series.append(('module kqueue / epoll LT + count',
+                           [(n, v[4]) for n, v in sorted(rnd.items()) if v[4]]))
         cpu_rows.append((label, kq['kqcpu'], kq['kqcalls'], kq['kqctxt']))
     w('')
     w('The reader thread\'s CPU per event (its syscalls\' kernel work included; on the daemons the '
@@ -303,8 +315,8 @@ def kqueue_section(w, raw, plots, head):
     w('|---|---:|' + '---:|' * 3 * len(KQ_READERS))
     for label, cpu, calls, ctxt in cpu_rows:
         for n, c in sorted(cpu.items()):
-            q = calls.get(n, (0,) * 4)
-            x = ' | '.join(f'{v:.2f}' for v in ctxt[n]) if n in ctxt else ' | '.join('–' * 4)
+            q = calls.get(n, (0,) * len(KQ_READERS))
+            x = ' | '.join(f'{v:.2f}' for v in ctxt[n]) if n in ctxt else ' | '.join('–' * len(KQ_READERS))
             w(f'| {label} | {n:,} | ' + ' | '.join(f'{v:,.0f}' for v in c) + ' | '
               + ' | '.join(f'{v:.3f}' for v in q) + f' | {x} |')
     w('')

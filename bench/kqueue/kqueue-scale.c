@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench-kqueue-scale: the kqueue front (libkqueue-kevent) against the same
- * loop written on epoll, level-triggered (what libkqueue does on Linux),
- * from 100 to 4,000 sockets, every reader in the same run.
+ * loop written on epoll, level-triggered, with and without what libkqueue
+ * does on Linux to fill a read event's data, from 100 to 4,000 sockets,
+ * every reader in the same run.
  *
  * N connected AF_UNIX stream pairs (socketpair: the 2006 comparison's shape,
  * bench/sockets/epoll2006.c, so its epoll LT row reads beside that table;
@@ -20,6 +21,11 @@
  *   get     the device underneath without the front: poll kevents on a
  *           revision-1 queue taken by kevent_get_events (what the front's
  *           own cost is measured against)
+ *   ltcount epoll LT with an ioctl(SIOCINQ) per delivered event before the
+ *           drain: libkqueue's way on Linux (its EVFILT_READ copyout asks
+ *           each socket's bytes for the kevent's data), so the front, whose
+ *           data the device counts (abi.md D67), is also set beside a
+ *           reader that gets the same answer
  * A round runs every reader once at every N; the readers' order rotates
  * from round to round and the N go forward and backward in turn, so a
  * drift of the machine's load favours no reader and no N.  Each reader gets
@@ -29,10 +35,11 @@
  *
  * Usage: bench-kqueue-scale [rounds [seconds [N...]]]
  *        (default 5 1.0 100 500 1000 2000 4000; device: $KEVENT_DEVICE)
- * Lines scripts/bench collects, columns lt kqueue rev1 get:
+ * Lines scripts/bench collects, columns lt kqueue rev1 get ltcount:
  *   "kqrow <backend> <N> ..."   events/s, medians over the rounds
  *   "kqcpu <backend> <N> ..."   reader CPU ns per event, medians
- *   "kqround <backend> <N> <kqueue/lt> <rev1/lt> <get/lt> <kqueue/rev1>"
+ *   "kqround <backend> <N> <kqueue/lt> <rev1/lt> <get/lt> <kqueue/rev1>
+ *            <kqueue/ltcount>"
  *                               medians of the per-round ratios
  *   "kqcalls <backend> <N> ..." the reader's waits (epoll_wait, kevent(),
  *                               GET_EVENTS) per event
@@ -58,9 +65,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/event.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include <libkevent.h>
 #include "../pairs.h"
@@ -72,8 +81,8 @@
 #define BATCH	64
 #define WAIT_MS	100
 
-enum { R_LT, R_KQ, R_KQ1, R_GET, NREADERS };
-static const char *const reader_names[NREADERS] = { "lt", "kqueue", "rev1", "get" };
+enum { R_LT, R_KQ, R_KQ1, R_GET, R_LTC, NREADERS };
+static const char *const reader_names[NREADERS] = { "lt", "kqueue", "rev1", "get", "ltcount" };
 
 static int sv[MAX_N][2];
 static int npairs;
@@ -130,6 +139,25 @@ static int wait_epoll(int fd)
 
 	for (int i = 0; i < n; i++)
 		bench_drain(sv[ev[i].data.u32][0]);
+	return n < 0 ? -errno : n;
+}
+
+/* The last data wait_epoll_count() read (volatile: the ioctl is the point). */
+static volatile int ltcount_data;
+
+/* libkqueue's EVFILT_READ on Linux: the bytes waiting, asked per event, are the data. */
+static int wait_epoll_count(int fd)
+{
+	static struct epoll_event ev[BATCH];
+	int n = epoll_wait(fd, ev, BATCH, WAIT_MS);
+
+	for (int i = 0; i < n; i++) {
+		int s = sv[ev[i].data.u32][0], bytes = 0;
+
+		if (ioctl(s, SIOCINQ, &bytes) == 0)
+			ltcount_data = bytes;
+		bench_drain(s);
+	}
 	return n < 0 ? -errno : n;
 }
 
@@ -268,12 +296,14 @@ static int setup_get(void)
 /* One run of reader r on a fresh queue. */
 static struct sample run_reader(int r, double seconds)
 {
-	static const wait_fn waits[NREADERS] = { wait_epoll, wait_kqueue, wait_kqueue, wait_get };
+	static const wait_fn waits[NREADERS] = { wait_epoll, wait_kqueue, wait_kqueue, wait_get,
+						 wait_epoll_count };
 	struct sample s = { 0, 0, 0, 0 };
 	int fd;
 
 	switch (r) {
-	case R_LT: fd = setup_epoll(); break;
+	case R_LT:
+	case R_LTC: fd = setup_epoll(); break;
 	case R_KQ: fd = setup_kqueue(NULL); break;
 	case R_KQ1: fd = setup_kqueue("1"); break;
 	default: fd = setup_get(); break;
@@ -367,18 +397,19 @@ static void report(const char *be, const struct nsamples *ns, int n, int rounds)
 		ctxt[r] = med(ns, r, rounds, offsetof(struct sample, ctxt));
 	}
 	printf("N=%-5d %-6s epoll LT %8.0f  kqueue %8.0f  rev1 %8.0f  get_events %8.0f  "
-	       "kqueue/LT %.2f  rev1/LT %.2f  kqueue/rev1 %.2f  (per round: kqueue/LT %.2f  rev1/LT %.2f)\n",
-	       n, be, rate[R_LT], rate[R_KQ], rate[R_KQ1], rate[R_GET],
+	       "LT+count %8.0f  kqueue/LT %.2f  rev1/LT %.2f  kqueue/rev1 %.2f  "
+	       "(per round: kqueue/LT %.2f  rev1/LT %.2f  kqueue/LT+count %.2f)\n",
+	       n, be, rate[R_LT], rate[R_KQ], rate[R_KQ1], rate[R_GET], rate[R_LTC],
 	       rate[R_LT] > 0 ? rate[R_KQ] / rate[R_LT] : 0, rate[R_LT] > 0 ? rate[R_KQ1] / rate[R_LT] : 0,
 	       rate[R_KQ1] > 0 ? rate[R_KQ] / rate[R_KQ1] : 0, round_ratio(ns, R_KQ, R_LT, rounds),
-	       round_ratio(ns, R_KQ1, R_LT, rounds));
+	       round_ratio(ns, R_KQ1, R_LT, rounds), round_ratio(ns, R_KQ, R_LTC, rounds));
 	print_line("kqrow", be, n, rate, 0);
 	print_line("kqcpu", be, n, cpu, 0);
 	print_line("kqcalls", be, n, calls, 4);
 	print_line("kqctxt", be, n, ctxt, 3);
-	printf("kqround %s %d %.3f %.3f %.3f %.3f\n", be, n, round_ratio(ns, R_KQ, R_LT, rounds),
+	printf("kqround %s %d %.3f %.3f %.3f %.3f %.3f\n", be, n, round_ratio(ns, R_KQ, R_LT, rounds),
 	       round_ratio(ns, R_KQ1, R_LT, rounds), round_ratio(ns, R_GET, R_LT, rounds),
-	       round_ratio(ns, R_KQ, R_KQ1, rounds));
+	       round_ratio(ns, R_KQ, R_KQ1, rounds), round_ratio(ns, R_KQ, R_LTC, rounds));
 	fflush(stdout);
 }
 
