@@ -50,7 +50,10 @@
  * KEVENT_KQSCALE_GET_RDHUP=1 makes the get reader ask what the front asks
  * of a socket's EVFILT_READ on revision 2 and later (POLLIN | POLLRDHUP on
  * a revision-2 queue), to tell the device's part of the front's cost from
- * the library's.
+ * the library's; KEVENT_KQSCALE_GET_ABI=R puts its queue on revision R
+ * (4: D67's count and D69's check in every record) and
+ * KEVENT_KQSCALE_GET_LEVEL=1 adds KEVENT_REQ_LEVEL (D43, revision 2 on),
+ * so the front's device path can be taken apart rule by rule.
  * Exit 0 when it measured, 77 without a device.
  */
 #include <errno.h>
@@ -257,21 +260,31 @@ static int setup_kqueue(const char *cap)
 	return kq;
 }
 
+/* An environment knob of the get reader: its number, or def when unset. */
+static unsigned int get_knob(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (unsigned int)atoi(v) : def;
+}
+
 /*
  * A revision-1 device queue, a POLLIN poll kevent per pair (cookie: its
  * index); with KEVENT_KQSCALE_GET_RDHUP=1 a revision-2 queue and
- * POLLIN | POLLRDHUP, as the front asks.
+ * POLLIN | POLLRDHUP, as the front asks; KEVENT_KQSCALE_GET_ABI and
+ * KEVENT_KQSCALE_GET_LEVEL as the top comment says.
  */
 static int setup_get(void)
 {
 	static struct ukevent uk[MAX_N];
-	const char *rdhup = getenv("KEVENT_KQSCALE_GET_RDHUP");
-	bool rev2 = rdhup && *rdhup == '1';
+	bool rdhup = get_knob("KEVENT_KQSCALE_GET_RDHUP", 0) == 1;
+	bool level = get_knob("KEVENT_KQSCALE_GET_LEVEL", 0) == 1;
+	unsigned int abi = get_knob("KEVENT_KQSCALE_GET_ABI", rdhup || level ? 2 : 1);
 	int fd = open(dev, O_RDWR | O_CLOEXEC), r;
 
 	if (fd < 0)
 		return -errno;
-	if (rev2 && kevent_set_abi(fd, 2, 0) < 0) {
+	if (abi > 1 && kevent_set_abi(fd, abi, 0) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -279,7 +292,8 @@ static int setup_get(void)
 	for (int i = 0; i < npairs; i++) {
 		memset(&uk[i], 0, sizeof(uk[i]));
 		uk[i].type = KEVENT_POLL;
-		uk[i].event = KEVENT_POLL_POLLIN | (rev2 ? KEVENT_POLL_POLLRDHUP : 0);
+		uk[i].event = KEVENT_POLL_POLLIN | (rdhup ? KEVENT_POLL_POLLRDHUP : 0);
+		uk[i].req_flags = level ? KEVENT_REQ_LEVEL : 0;
 		uk[i].id.raw[0] = (__u32)sv[i][0];
 		uk[i].user[0] = (__u32)i;
 	}
