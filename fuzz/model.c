@@ -1030,22 +1030,56 @@ static void m4_data(const struct model *m, const struct mq *q, struct ukevent *o
 }
 
 /*
- * D69, before D67's count: a POLL or SOCKET record of a kevent whose fd no
- * longer names its file (the test origin's KTEST_STALE_FD in its event as
- * it stands; a real origin's fds stay open, and the racing origin checks
- * nothing) is BROKEN|DONE {0, -EBADF}, and the kevent stops for good.
+ * D69: does the kevent's fd still name its file?  In process, the test
+ * origin's KTEST_STALE_FD in its event as it stands says no (the racing
+ * origin checks nothing); on a device, a kevent whose fd number the
+ * executor gave another file (m4_fd_replaced).
+ */
+static bool m4_stale(const struct model *m, const struct mkev *k)
+{
+	if (m->org)
+		return k->fdgone;
+	return !k->race && (k->uk.event & KTEST_STALE_FD);
+}
+
+/*
+ * D69, before D67's count: a POLL or SOCKET record of a stale kevent
+ * (m4_stale) is BROKEN|DONE {0, -EBADF}, and the kevent stops for good.
  */
 static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *k,
 			struct ukevent *out)
 {
-	if (!m_rule(q, MR_FD_CHECK) || m->org || k->race ||
+	if (!m_rule(q, MR_FD_CHECK) ||
 	    (out->type != KEVENT_POLL && out->type != KEVENT_SOCKET) ||
-	    (out->ret_flags & KEVENT_RET_BROKEN) || !(k->uk.event & KTEST_STALE_FD))
+	    (out->ret_flags & KEVENT_RET_BROKEN) || !m4_stale(m, k))
 		return;
 	out->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 	out->ret_data[0] = 0;
 	out->ret_data[1] = (__u32)-EBADF;
 	k->cstop = k->stale = true;
+}
+
+unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
+			    void *ctx)
+{
+	struct mlink *o, *p;
+	unsigned int n = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+
+			if ((k->uk.type != KEVENT_POLL && k->uk.type != KEVENT_SOCKET) ||
+			    k->fdgone || !on(ctx, &k->uk))
+				continue;
+			k->fdgone = true;
+			k->ostop = true;	/* its old file hears no source write */
+			n++;
+		}
+	}
+	return n;
 }
 
 unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
@@ -1177,12 +1211,22 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
 	uk->ret_flags = KEVENT_RET_DONE;
 }
 
-/* MODIFY through a real origin: re-armed (A6), ready at once if the source is. */
+/*
+ * MODIFY through a real origin: re-armed (A6), ready at once if the source
+ * is.  A kevent whose fd number names another file (m4_fd_replaced) is
+ * re-armed on its own old file, drained and written no more: not ready,
+ * and no source write reaches it still.
+ */
 static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
 {
 	__u32 rdata[2] = { 0, 0 };
-	int r = m->org->modify(m->org->ctx, &k->uk, rdata);
+	int r;
 
+	if (k->fdgone) {
+		uk->ret_flags = KEVENT_RET_DONE;
+		return;
+	}
+	r = m->org->modify(m->org->ctx, &k->uk, rdata);
 	if (r < 0) {
 		entry_fail(uk, r);
 		return;

@@ -29,6 +29,7 @@ struct mkev {
 	bool held;			/* D65: a result that came while disarmed */
 	bool cstop;			/* core: ONESHOT fired or BROKEN */
 	bool stale;			/* D69: delivered -EBADF: cstop for good */
+	bool fdgone;			/* D69, device mode: its fd number names another file */
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
 	bool user;			/* KEVENT_USER on revision 3: the core's own (D62) */
@@ -188,6 +189,18 @@ void m_run(struct model *m);
 void m_intr(struct model *m, int w);
 void m_put(struct model *m, int w);
 void m_reap(struct model *m);
+/*
+ * D69, device mode: the executor gave a source's fd number another file.
+ * Every POLL and SOCKET kevent on() names was added on the old file: on a
+ * revision-4 queue its next delivery is the stale record (m4_fd_check),
+ * below revision 4 nothing changes in its records (A7).  The executor
+ * drained the old file first and writes it no more, so no source write
+ * reaches those kevents and a MODIFY finds them not ready.  Returns how
+ * many kevents it marked.
+ */
+unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
+			    void *ctx);
+
 /* D55: would this planned WAIT block (device mode)?  The lockstep runs none that would. */
 bool m_wait_blocks(const struct model *m, int slot, const struct margs *a);
 
