@@ -396,8 +396,12 @@ unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
 	return fired;
 }
 
-unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
-			 void *ctx)
+/*
+ * A source's activity reaches the kevents on its file: tag 0, the files
+ * the fd numbers name; else the old file tag (m4_fd_replaced).
+ */
+static unsigned int fire_file(struct model *m, unsigned int tag,
+			      __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx)
 {
 	struct mlink *o, *p;
 	unsigned int fired = 0;
@@ -407,7 +411,7 @@ unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct 
 
 		for (p = q->reg.next; p != &q->reg; p = p->next) {
 			struct mkev *k = ml_entry(p, struct mkev, reg);
-			__u32 b = k->ostop ? 0 : bits(ctx, &k->uk);
+			__u32 b = k->ostop || k->fdgone != tag ? 0 : bits(ctx, &k->uk);
 
 			/* D68: below revision 4 an inode kevent's notes are unknown bits */
 			if (k->uk.type == KEVENT_INODE && !m_rule(q, MR_INODE_NOTES))
@@ -421,6 +425,18 @@ unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct 
 		}
 	}
 	return fired;
+}
+
+unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
+			 void *ctx)
+{
+	return fire_file(m, 0, bits, ctx);
+}
+
+unsigned int m4_fire_old(struct model *m, unsigned int tag,
+			 __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx)
+{
+	return tag ? fire_file(m, tag, bits, ctx) : 0;
 }
 
 /* A racing origin: korigin_fire() on stopped kevents too; counts the 0s. */
@@ -1060,7 +1076,7 @@ static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *
 }
 
 unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
-			    void *ctx)
+			    void *ctx, unsigned int tag)
 {
 	struct mlink *o, *p;
 	unsigned int n = 0;
@@ -1074,8 +1090,7 @@ unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct 
 			if ((k->uk.type != KEVENT_POLL && k->uk.type != KEVENT_SOCKET) ||
 			    k->fdgone || !on(ctx, &k->uk))
 				continue;
-			k->fdgone = true;
-			k->ostop = true;	/* its old file hears no source write */
+			k->fdgone = tag;
 			n++;
 		}
 	}
@@ -1214,19 +1229,17 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
 /*
  * MODIFY through a real origin: re-armed (A6), ready at once if the source
  * is.  A kevent whose fd number names another file (m4_fd_replaced) is
- * re-armed on its own old file, drained and written no more: not ready,
- * and no source write reaches it still.
+ * re-armed on its own old file: that file is asked.
  */
 static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
 {
 	__u32 rdata[2] = { 0, 0 };
 	int r;
 
-	if (k->fdgone) {
-		uk->ret_flags = KEVENT_RET_DONE;
-		return;
-	}
-	r = m->org->modify(m->org->ctx, &k->uk, rdata);
+	if (k->fdgone)
+		r = m->org->modify_old ? m->org->modify_old(m->org->ctx, &k->uk, k->fdgone, rdata) : 0;
+	else
+		r = m->org->modify(m->org->ctx, &k->uk, rdata);
 	if (r < 0) {
 		entry_fail(uk, r);
 		return;
