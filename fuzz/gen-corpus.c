@@ -1081,8 +1081,9 @@ static void seed_rev4_fdcheck(void)
 
 /*
  * FIRES as the lockstep fuzzer runs it: the fd number of source id0 gets a
- * new file (D69).  In process: the racing origin's fire of the stopped
- * kevents of id (id0, 0), which the seed using it has none of.
+ * new file (D69), or with an odd data a byte goes into the file it had
+ * before.  In process: the racing origin's fire of the stopped kevents of
+ * id (id0, 0), which the seed using it has none of.
  */
 static void new_file(unsigned int id0)
 {
@@ -1092,13 +1093,23 @@ static void new_file(unsigned int id0)
 	bn(0, 4);
 }
 
+static void old_write(unsigned int id0)
+{
+	b1(KF_OP_FIRES);
+	b1(id0);
+	b1(0);
+	bn(1, 4);
+}
+
 /*
  * D69 on a device's real sources (the lockstep fuzzer): FIRES gives a
  * pipe's or the socket's fd number a new file.  The kevents added on the
  * old one are stale at their next delivery on revision 4 (GET_EVENTS, the
  * ring's WAIT, a READY's delivery; a MODIFY before it finds the old file
  * drained, not ready), and hear no write to the new file; on revision 3
- * their records stay (A7).  A kevent added after it, with the same key as
+ * their records stay (A7).  A write to the old file reaches them: a stale
+ * one never fires again (not after a MODIFY either), one on revision 3 is
+ * delivered as ever, and its MODIFY finds the old file ready.  A kevent added after it, with the same key as
  * a stale one too (D6), watches the new file and is counted (D67) until
  * the number gets yet another file.  In process FIRES and BREAK here reach
  * no kevent (ids (n, 0)): the same program without D69.
@@ -1128,6 +1139,16 @@ static void seed_rev4_fd_replaced(void)
 	get(1, 0, 8, 400);				/* revision 3: as fired */
 	fire(1, 0x30, 5);				/* the new file: e0 hears nothing */
 	get(0, 0, 8, 400);
+	get(1, 0, 8, 400);
+	poke(400, 1, e);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* stale: stays stopped, origin not asked */
+	old_write(1);					/* its old file */
+	get(0, 0, 8, 400);				/* stale: nothing */
+	get(1, 0, 8, 400);				/* revision 3: as ever */
+	ctl(1, KEVENT_CTL_MODIFY, 1, 400);		/* the old file polled: ready */
+	get(1, 0, 8, 400);
+	old_write(1);
+	get(0, 0, 8, 400);				/* still nothing */
 	get(1, 0, 8, 400);
 	new_file(0);					/* e2, not ready */
 	t = e[2];
