@@ -1079,6 +1079,112 @@ static void seed_rev4_fdcheck(void)
 	emit("rev4-fdcheck");
 }
 
+/*
+ * FIRES as the lockstep fuzzer runs it: the fd number of source id0 gets a
+ * new file (D69), or with an odd data a byte goes into the file it had
+ * before.  In process: the racing origin's fire of the stopped kevents of
+ * id (id0, 0), which the seed using it has none of.
+ */
+static void new_file(unsigned int id0)
+{
+	b1(KF_OP_FIRES);
+	b1(id0);
+	b1(0);
+	bn(0, 4);
+}
+
+static void old_write(unsigned int id0)
+{
+	b1(KF_OP_FIRES);
+	b1(id0);
+	b1(0);
+	bn(1, 4);
+}
+
+/*
+ * D69 on a device's real sources (the lockstep fuzzer): FIRES gives a
+ * pipe's or the socket's fd number a new file.  The kevents added on the
+ * old one are stale at their next delivery on revision 4 (GET_EVENTS, the
+ * ring's WAIT, a READY's delivery; a MODIFY before it finds the old file
+ * drained, not ready), and hear no write to the new file; on revision 3
+ * their records stay (A7).  A write to the old file reaches them: a stale
+ * one never fires again (not after a MODIFY either), one on revision 3 is
+ * delivered as ever, and its MODIFY finds the old file ready.  A kevent added after it, with the same key as
+ * a stale one too (D6), watches the new file and is counted (D67) until
+ * the number gets yet another file.  In process FIRES and BREAK here reach
+ * no kevent (ids (n, 0)): the same program without D69.
+ */
+static void seed_rev4_fd_replaced(void)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+	struct ent e[3], t;
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct ent){ .id0 = 1, .id1 = 0x30, .type = KEVENT_POLL, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 2, .id1 = 0x40, .type = KEVENT_SOCKET, .ev = 1, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 0, .id1 = 0x50, .type = KEVENT_POLL, .ev = 1, .c0 = 3 };
+	le32s(ring, init, 4);
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(0, 4, 0, 0, 0, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	poke(0, 3, e);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	ctl(1, KEVENT_CTL_ADD, 2, 0);
+	fire(1, 0x30, 5);				/* e0 ready on both queues */
+	new_file(1);					/* e0's number: another file */
+	get(0, 0, 8, 400);				/* revision 4: stale */
+	get(1, 0, 8, 400);				/* revision 3: as fired */
+	fire(1, 0x30, 5);				/* the new file: e0 hears nothing */
+	get(0, 0, 8, 400);
+	get(1, 0, 8, 400);
+	poke(400, 1, e);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* stale: stays stopped, origin not asked */
+	old_write(1);					/* its old file */
+	get(0, 0, 8, 400);				/* stale: nothing */
+	get(1, 0, 8, 400);				/* revision 3: as ever */
+	ctl(1, KEVENT_CTL_MODIFY, 1, 400);		/* the old file polled: ready */
+	get(1, 0, 8, 400);
+	old_write(1);
+	get(0, 0, 8, 400);				/* still nothing */
+	get(1, 0, 8, 400);
+	new_file(0);					/* e2, not ready */
+	t = e[2];
+	t.ev = 3;
+	poke(400, 1, &t);
+	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* DONE: its old file not ready */
+	fire(0, 0x50, 1);				/* the new file: not e2 */
+	get(0, 0, 8, 400);
+	ctl(0, KEVENT_CTL_READY, 1, 400);		/* its delivery: stale */
+	get(0, 0, 8, 400);
+	brk(1, 5);					/* the new file drained */
+	poke(400, 1, e);
+	ctl(0, KEVENT_CTL_ADD, 1, 400);			/* e0's key again: on the new file */
+	fire(1, 0x30, 5);				/* the new kevent only */
+	get(0, 0, 8, 400);				/* counted, not stale */
+	fire(1, 0x30, 5);
+	new_file(1);					/* and its number a third file */
+	get(0, 0, 8, 400);				/* stale too */
+	ctl(0, KEVENT_CTL_READY, 1, 400);		/* the oldest of the key: checked again */
+	get(0, 0, 8, 400);
+	close_q(1);
+	open_q(1, 0, 0);
+	setabi(1, 4, 0, 0, 0, 0, 0);
+	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 1, &e[1]);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);
+	fire(2, 0x40, 1);				/* e1 ready on both queues */
+	new_file(2);					/* the socket's number */
+	wait_ring(1, 4, 0);				/* the ring slot's record: stale */
+	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
+	get(0, 0, 8, 400);
+	close_q(0);
+	close_q(1);
+	emit("rev4-fd-replaced");
+}
+
 /* Raw bytes into the arena (RAW). */
 static void raw_bytes(unsigned int off, unsigned int len, const unsigned char *bytes)
 {
@@ -1580,6 +1686,7 @@ int main(int argc, char **argv)
 	seed_rev4_inode();
 	seed_rev4_data();
 	seed_rev4_fdcheck();
+	seed_rev4_fd_replaced();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -125,7 +125,7 @@ static const struct lk_rule {
 		      "what is ready then (nothing arrives while it waits)", "abi.md D33, D8" },
 	[LK_RELEASE] = { "after close(), counters are awaited (fuse answers release "
 			 "after close() returned)", "abi.md section 9 fuse 'release is asynchronous'" },
-	[LK_HARNESS_OPS] = { "INTR, PUT, EXEC (runs at once), FIRES, UID, CLOCK, RUN, OPEN's "
+	[LK_HARNESS_OPS] = { "INTR, PUT, EXEC (runs at once), UID, CLOCK, RUN, OPEN's "
 			     "ENOMEM bits and notify: the in-process core's hooks", "fuzz/README.md" },
 	[LK_SOURCES] = { "TIMER: period 1 h (never fires), or with odd id.raw[1] a 2 ms "
 			 "ONESHOT the fuzzer waits past after the CTL (an expiry still missing after "
@@ -133,7 +133,11 @@ static const struct lk_rule {
 			 "POLL/SOCKET: id.raw[0] one of "
 			 "our pipes or socket, read bits only; INODE: our private directory, "
 			 "CREATE|REMOVE; FIRE writes a byte (id1 bit 7: creates a file), BREAK "
-			 "drains (removes one)", "abi.md A6, A8, A9, D13, D31" },
+			 "drains (removes one); FIRES (in process: the racing origin's) gives a "
+			 "pipe's or the socket's fd number a new file, the old one drained (D69: "
+			 "its kevents' next delivery on revision 4 is BROKEN -EBADF), or with "
+			 "an odd data writes a byte into the old one", "abi.md A6, A7, A8, A9, "
+			 "D13, D31, D69" },
 	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
 			     "usable is -EFAULT even with nothing ready (the module probes it, the "
 			     "daemon fetches the plan's ranges; kfuzz's core alone never touches it)",
@@ -183,6 +187,20 @@ static struct lk_src {
 	bool sock;
 	unsigned int pending;	/* bytes written and not drained */
 } src[NSRC];
+
+/*
+ * The files FIRES took a source's number from (D69), by their write ends:
+ * open until the program's end, so an old file never hangs up while a
+ * kevent watches it.  retired[t - 1] is the old file the model tags t
+ * (m4_fd_replaced).  At most NRETIRED a program (then FIRES is not run).
+ */
+#define NRETIRED	32
+static struct lk_old {
+	int wr;
+	int src;		/* the source whose number it had */
+	unsigned int pending;	/* bytes written, never read */
+} retired[NRETIRED];
+static unsigned int nretired;
 
 #define POLL_READ_BITS	(KEVENT_POLL_POLLIN | KEVENT_POLL_POLLPRI | KEVENT_POLL_POLLERR | \
 			 KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDNORM | KEVENT_POLL_POLLRDBAND | \
@@ -340,7 +358,24 @@ static __u32 org_count(void *ctx, const struct ukevent *uk, __u32 fired)
 	return size > n ? (__u32)(size - n) : 0;
 }
 
-static const struct m_origin lk_origin = { org_attach, org_modify, NULL, org_count };
+/* The old file tag's readiness for uk, as src_bits() says a source's. */
+static __u32 old_bits(const struct lk_old *o, const struct ukevent *uk)
+{
+	if (uk->type == KEVENT_SOCKET)
+		return (uk->event & KEVENT_SOCKET_RECV) && o->pending ? KEVENT_SOCKET_RECV : 0;
+	return (o->pending ? KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM : 0) & uk->event;
+}
+
+/* MODIFY of a kevent whose number names another file: the daemon re-polls its old file. */
+static int org_modify_old(void *ctx, const struct ukevent *uk, unsigned int tag, __u32 rdata[2])
+{
+	(void)ctx;
+	rdata[0] = tag && tag <= nretired ? old_bits(&retired[tag - 1], uk) : 0;
+	return rdata[0] ? 1 : 0;
+}
+
+static const struct m_origin lk_origin = { org_attach, org_modify, NULL, org_count,
+					   org_modify_old };
 
 /*
  * Short timers: the A9 window of each one's first report, [ms before the
@@ -425,6 +460,7 @@ static struct {
 	unsigned long programs, diffs, ioctls, fires;
 	unsigned long rev3_ops, ptimer_exp, query_left;	/* revision 3: what was compared */
 	unsigned long ptimer_late;			/* timer expiries after the barrier */
+	unsigned long new_files, gone_kevents, old_writes, stale_records;	/* D69 */
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
 	unsigned long entry_outcome[KEVENT_MAX + 1][4][64];	/* type x ret_flags x -errno */
 } L;
@@ -1177,6 +1213,20 @@ static void accept_timer_stamps(const struct margs *ma, int got)
 	}
 }
 
+/* GET_EVENTS output (compared already): D69's stale records, counted. */
+static void count_stale(const struct margs *ma, int got)
+{
+	__u64 off = ma->a.get.events - (__u64)(uintptr_t)KR.arena;
+
+	for (int i = 0; i < got; i++) {
+		const struct ukevent *g = (const void *)(KR.arena + off + (size_t)i * UKSZ);
+
+		L.stale_records += (g->type == KEVENT_POLL || g->type == KEVENT_SOCKET) &&
+				   g->ret_flags == (KEVENT_RET_BROKEN | KEVENT_RET_DONE) &&
+				   g->ret_data[1] == (__u32)-EBADF;
+	}
+}
+
 /* The kevent a revision-3 QUERY matched: the oldest of its key (D6, D63). */
 static const struct mkev *query_match(int slot, const struct ukevent *uk)
 {
@@ -1318,8 +1368,10 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
 		canon_abs(ma->a.ctl.events, ma->a.ctl.num);
 	if (ctl && got > 0 && !KR.failed && ma->a.ctl.cmd == KEVENT_CTL_QUERY)
 		accept_query_left((int)io->slot, ma, &cb, &ca);
-	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !KR.failed)
+	if (ma->nr == KEVENT_IOC_NR_GET_EVENTS && got > 0 && !KR.failed) {
 		accept_timer_stamps(ma, got);
+		count_stale(ma, got);
+	}
 	if (waited)
 		settle_waiters();				/* LK_WAITER_PUT */
 	if (got < 0 || KR.failed)
@@ -1332,8 +1384,11 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
 			     ctl_esz(ma));
 }
 
-/* Would a write to source i ready two or more kevents of one queue? */
-static bool fires_several(int i)
+/*
+ * Would a write to source i (tag 0) or to the old file tag ready two or
+ * more kevents of one queue?
+ */
+static bool fires_several(unsigned int tag)
 {
 	for (int s = 0; s < KF_NQ; s++) {
 		const struct mq *q = KR.m.slot[s];
@@ -1345,12 +1400,12 @@ static bool fires_several(int i)
 			const struct mkev *k = (const void *)((const char *)p -
 							      offsetof(struct mkev, reg));
 
-			n += !k->ready && !k->ostop && fire_bits(NULL, &k->uk);
+			n += !k->ready && !k->ostop && k->fdgone == tag &&
+			     (tag ? old_bits(&retired[tag - 1], &k->uk) : fire_bits(NULL, &k->uk));
 		}
 		if (n > 1)
 			return true;
 	}
-	(void)i;
 	return false;
 }
 
@@ -1389,7 +1444,7 @@ static void ino_source(bool remove)
 		return;
 	fire_src = -1;
 	ino.bit = remove ? KEVENT_INODE_REMOVE : KEVENT_INODE_CREATE;
-	if (fires_several(-1) || ino_merges())
+	if (fires_several(0) || ino_merges())
 		return;
 	snprintf(name, sizeof(name), "f%u", remove ? ino.files - 1 : ino.files);
 	if (remove) {
@@ -1416,12 +1471,29 @@ static void ino_source(bool remove)
 			remove ? "remove" : "create", ino.path, name, fired);
 }
 
+/* Reads what source i holds; false: it failed (a difference). */
+static bool drain_src(int i)
+{
+	char buf[256];
+
+	while (src[i].pending) {
+		ssize_t n = read(src[i].rd, buf, sizeof(buf));
+
+		if (n <= 0) {
+			kf_differs("draining source %d: %s", i, strerror(errno));
+			return false;
+		}
+		src[i].pending -= (unsigned int)n;
+	}
+	return true;
+}
+
 /* FIRE: a byte into a source; BREAK: drain it.  Then the barrier. */
 static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 {
 	unsigned int fired;
 	bool several;
-	char buf[256];
+	char buf[1];
 	int i;
 
 	if (!L.drain)
@@ -1432,23 +1504,15 @@ static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 	}
 	i = (int)(id0 % NSRC);
 	if (drain) {
-		while (src[i].pending) {
-			ssize_t n = read(src[i].rd, buf, sizeof(buf));
-
-			if (n <= 0) {
-				kf_differs("draining source %d: %s", i, strerror(errno));
-				return;
-			}
-			src[i].pending -= (unsigned int)n;
-		}
-		drain_origins();
+		if (drain_src(i))
+			drain_origins();
 		return;
 	}
 	if (src[i].pending >= 4096)
 		return;	/* stays far below any pipe's capacity */
 	fire_src = i;
 	src[i].pending++;	/* as the readers will see it */
-	several = fires_several(i);
+	several = fires_several(0);
 	src[i].pending--;
 	if (several)
 		return;	/* LK_ONE_PER_SOURCE */
@@ -1466,6 +1530,130 @@ static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 	if (L.trace)
 		fprintf(stderr, "lockstep: step %u write source %d (%u pending): %u fired\n",
 			KR.step, i, src[i].pending, fired);
+}
+
+static bool on_src(void *ctx, const struct ukevent *uk)
+{
+	return src_of_fd(uk->id.raw[0]) == *(const int *)ctx;
+}
+
+/*
+ * FIRES with an even data on a device (LK_SOURCES; in process it is the
+ * racing origin's fire of stopped kevents): from now on the fd number of
+ * source i names a new file, a fresh pipe (a socketpair for the socket)
+ * dup3()ed onto it, so the number and every entry mapped to it stay.  The
+ * old file is drained first, and its write end stays open until the
+ * program's end (no hang-up): on a revision-4 queue the next delivery of
+ * each kevent added on it is D69's stale record (the device asks this
+ * process's table: the daemon by kcmp, the module under RCU); below
+ * revision 4 its records stay as they were (A7).  It hears only writes to
+ * its old file (old_write), and MODIFY re-polls that file.  Kevents added
+ * from now on watch the new file, which FIRE writes, BREAK drains and D67
+ * counts.
+ */
+static void new_file(int i)
+{
+	int p[2], r;
+	unsigned int n;
+
+	if (nretired == NRETIRED || !drain_src(i))
+		return;
+	r = src[i].sock ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) :
+			  pipe2(p, O_CLOEXEC);
+	if (r < 0) {
+		kf_differs("a new file for source %d: %s", i, strerror(errno));
+		return;
+	}
+	if (dup3(p[0], src[i].rd, O_CLOEXEC) < 0) {
+		kf_differs("dup3 onto source %d's fd %d: %s", i, src[i].rd, strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	close(p[0]);
+	retired[nretired++] = (struct lk_old){ src[i].wr, i, 0 };
+	src[i].wr = p[1];
+	drain_origins();
+	n = m4_fd_replaced(&KR.m, on_src, &i, nretired);
+	L.new_files++;
+	L.gone_kevents += n;
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u source %d's fd %d: a new file, %u kevents on the "
+			"old one (%u)\n", KR.step, i, src[i].rd, n, nretired);
+}
+
+static __u32 old_fire_bits(void *ctx, const struct ukevent *uk)
+{
+	/* the wake-up's key is POLLIN|POLLRDNORM, as fire_bits() says */
+	if (uk->type == KEVENT_POLL && !(uk->event & (KEVENT_POLL_POLLIN | KEVENT_POLL_POLLRDNORM)))
+		return 0;
+	return old_bits(ctx, uk);
+}
+
+/*
+ * Does a kevent still watch the old file tag?  Then the device holds it
+ * open; once none does, its read end may be gone (a write: EPIPE).
+ */
+static bool old_watched(unsigned int tag)
+{
+	for (int s = 0; s < KF_NQ; s++) {
+		const struct mq *q = KR.m.slot[s];
+
+		for (const struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next)
+			if (((const struct mkev *)((const char *)p - offsetof(struct mkev, reg)))->fdgone ==
+			    tag)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * FIRES with an odd data on a device: a byte into the file source i's
+ * number had before its last FIRES (if it had one, and a kevent still
+ * watches it): only the kevents added on that file hear it, a stale one
+ * nothing (D69: it never fires again), one below revision 4 as ever (A7).
+ * Then the barrier.  Not run where a FIRE would not be (LK_ONE_PER_SOURCE).
+ */
+static void old_write(int i)
+{
+	unsigned int t = nretired, fired;
+	struct lk_old *o;
+	char b = 0;
+
+	while (t && retired[t - 1].src != i)
+		t--;
+	if (!t || !L.drain || retired[t - 1].pending >= 4096 || !old_watched(t))
+		return;
+	o = &retired[t - 1];
+	o->pending++;
+	if (fires_several(t)) {
+		o->pending--;
+		return;
+	}
+	o->pending--;
+	if (write(o->wr, &b, 1) != 1) {
+		kf_differs("writing source %d's old file: %s", i, strerror(errno));
+		return;
+	}
+	o->pending++;
+	L.fires++;
+	L.old_writes++;
+	drain_origins();
+	fired = m4_fire_old(&KR.m, t, old_fire_bits, o);
+	rec(TR_FIRED, 0x200u | (unsigned int)i, fired);
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u write source %d's old file (%u, %u pending): %u "
+			"fired\n", KR.step, i, t, o->pending, fired);
+}
+
+/* FIRES (LK_SOURCES): a new file at source id0's number, or a write to its old one. */
+static void dev_fires(unsigned int id0, unsigned int id1, __u32 data)
+{
+	(void)id1;
+	if (data & 1)
+		old_write((int)(id0 % NSRC));
+	else
+		new_file((int)(id0 % NSRC));
 }
 
 /* ---- one program ---- */
@@ -1546,9 +1734,15 @@ static void dev_teardown(void)
 			   (unsigned long long)info.live_waiters,
 			   (unsigned long long)L.base.live_queues,
 			   (unsigned long long)L.base.live_kevents, strerror(-err));
+	/* every kevent is gone: the old files FIRES left may go too */
+	while (nretired)
+		close(retired[--nretired].wr);
 }
 
-/* The device executor (interp.h); NULL: no device form (LK_HARNESS_OPS, LK_FAULT_OP). */
+/*
+ * The device executor (interp.h); NULL: no device form (LK_HARNESS_OPS,
+ * LK_FAULT_OP).  FIRES has one of its own (dev_fires, LK_SOURCES).
+ */
 static const struct kf_exec on_device = {
 	.start = dev_start,
 	.finish = dev_finish,
@@ -1559,6 +1753,7 @@ static const struct kf_exec on_device = {
 	.ioc_args = dev_ioc_args,
 	.ioctl = dev_ioctl,
 	.fire = dev_fire,
+	.fires = dev_fires,
 	.info = dev_info,
 	.poll = dev_poll,
 	.info_expect = dev_info_expect,
@@ -1865,6 +2060,9 @@ static void print_figures(double secs)
 	fprintf(stderr, "kevent-lockstep: revision 3: %lu ioctls on revision-3 queues, %lu POSIX "
 		"timer expiries counted, %lu QUERY times left checked; %lu timer expiries came "
 		"after the barrier\n", L.rev3_ops, L.ptimer_exp, L.query_left, L.ptimer_late);
+	fprintf(stderr, "kevent-lockstep: revision 4: %lu source fds given a new file (%lu kevents "
+		"on an old one, %lu writes to an old one), %lu stale records (D69) in GET_EVENTS\n",
+		L.new_files, L.gone_kevents, L.old_writes, L.stale_records);
 }
 
 static int open_dev(struct lk_dev *d, struct kevent_info *info)

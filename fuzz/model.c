@@ -396,8 +396,12 @@ unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
 	return fired;
 }
 
-unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
-			 void *ctx)
+/*
+ * A source's activity reaches the kevents on its file: tag 0, the files
+ * the fd numbers name; else the old file tag (m4_fd_replaced).
+ */
+static unsigned int fire_file(struct model *m, unsigned int tag,
+			      __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx)
 {
 	struct mlink *o, *p;
 	unsigned int fired = 0;
@@ -407,7 +411,7 @@ unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct 
 
 		for (p = q->reg.next; p != &q->reg; p = p->next) {
 			struct mkev *k = ml_entry(p, struct mkev, reg);
-			__u32 b = k->ostop ? 0 : bits(ctx, &k->uk);
+			__u32 b = k->ostop || k->fdgone != tag ? 0 : bits(ctx, &k->uk);
 
 			/* D68: below revision 4 an inode kevent's notes are unknown bits */
 			if (k->uk.type == KEVENT_INODE && !m_rule(q, MR_INODE_NOTES))
@@ -421,6 +425,18 @@ unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct 
 		}
 	}
 	return fired;
+}
+
+unsigned int m_fire_each(struct model *m, __u32 (*bits)(void *ctx, const struct ukevent *uk),
+			 void *ctx)
+{
+	return fire_file(m, 0, bits, ctx);
+}
+
+unsigned int m4_fire_old(struct model *m, unsigned int tag,
+			 __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx)
+{
+	return tag ? fire_file(m, tag, bits, ctx) : 0;
 }
 
 /* A racing origin: korigin_fire() on stopped kevents too; counts the 0s. */
@@ -1030,22 +1046,55 @@ static void m4_data(const struct model *m, const struct mq *q, struct ukevent *o
 }
 
 /*
- * D69, before D67's count: a POLL or SOCKET record of a kevent whose fd no
- * longer names its file (the test origin's KTEST_STALE_FD in its event as
- * it stands; a real origin's fds stay open, and the racing origin checks
- * nothing) is BROKEN|DONE {0, -EBADF}, and the kevent stops for good.
+ * D69: does the kevent's fd still name its file?  In process, the test
+ * origin's KTEST_STALE_FD in its event as it stands says no (the racing
+ * origin checks nothing); on a device, a kevent whose fd number the
+ * executor gave another file (m4_fd_replaced).
+ */
+static bool m4_stale(const struct model *m, const struct mkev *k)
+{
+	if (m->org)
+		return k->fdgone;
+	return !k->race && (k->uk.event & KTEST_STALE_FD);
+}
+
+/*
+ * D69, before D67's count: a POLL or SOCKET record of a stale kevent
+ * (m4_stale) is BROKEN|DONE {0, -EBADF}, and the kevent stops for good.
  */
 static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *k,
 			struct ukevent *out)
 {
-	if (!m_rule(q, MR_FD_CHECK) || m->org || k->race ||
+	if (!m_rule(q, MR_FD_CHECK) ||
 	    (out->type != KEVENT_POLL && out->type != KEVENT_SOCKET) ||
-	    (out->ret_flags & KEVENT_RET_BROKEN) || !(k->uk.event & KTEST_STALE_FD))
+	    (out->ret_flags & KEVENT_RET_BROKEN) || !m4_stale(m, k))
 		return;
 	out->ret_flags = KEVENT_RET_BROKEN | KEVENT_RET_DONE;
 	out->ret_data[0] = 0;
 	out->ret_data[1] = (__u32)-EBADF;
 	k->cstop = k->stale = true;
+}
+
+unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
+			    void *ctx, unsigned int tag)
+{
+	struct mlink *o, *p;
+	unsigned int n = 0;
+
+	for (o = m->objs.next; o != &m->objs; o = o->next) {
+		struct mq *q = ml_entry(o, struct mq, obj);
+
+		for (p = q->reg.next; p != &q->reg; p = p->next) {
+			struct mkev *k = ml_entry(p, struct mkev, reg);
+
+			if ((k->uk.type != KEVENT_POLL && k->uk.type != KEVENT_SOCKET) ||
+			    k->fdgone || !on(ctx, &k->uk))
+				continue;
+			k->fdgone = tag;
+			n++;
+		}
+	}
+	return n;
 }
 
 unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
@@ -1177,12 +1226,20 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
 	uk->ret_flags = KEVENT_RET_DONE;
 }
 
-/* MODIFY through a real origin: re-armed (A6), ready at once if the source is. */
+/*
+ * MODIFY through a real origin: re-armed (A6), ready at once if the source
+ * is.  A kevent whose fd number names another file (m4_fd_replaced) is
+ * re-armed on its own old file: that file is asked.
+ */
 static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
 {
 	__u32 rdata[2] = { 0, 0 };
-	int r = m->org->modify(m->org->ctx, &k->uk, rdata);
+	int r;
 
+	if (k->fdgone)
+		r = m->org->modify_old ? m->org->modify_old(m->org->ctx, &k->uk, k->fdgone, rdata) : 0;
+	else
+		r = m->org->modify(m->org->ctx, &k->uk, rdata);
 	if (r < 0) {
 		entry_fail(uk, r);
 		return;

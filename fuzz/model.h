@@ -29,6 +29,8 @@ struct mkev {
 	bool held;			/* D65: a result that came while disarmed */
 	bool cstop;			/* core: ONESHOT fired or BROKEN */
 	bool stale;			/* D69: delivered -EBADF: cstop for good */
+	unsigned int fdgone;		/* D69, device mode: not 0: its fd number names another
+					 * file; the executor's tag of its own, old file */
 	bool ostop;			/* test origin: korigin_fire said stop */
 	bool race;			/* the racing origin's, not the test origin's */
 	bool user;			/* KEVENT_USER on revision 3: the core's own (D62) */
@@ -140,6 +142,8 @@ struct m_origin {
 	void *ctx;
 	/* D67: the source's count for the bits fired, read now */
 	__u32 (*count)(void *ctx, const struct ukevent *uk, __u32 fired);
+	/* MODIFY of a kevent whose fd number names another file: its old file, tag, asked */
+	int (*modify_old)(void *ctx, const struct ukevent *uk, unsigned int tag, __u32 rdata[2]);
 };
 
 struct model {
@@ -188,6 +192,22 @@ void m_run(struct model *m);
 void m_intr(struct model *m, int w);
 void m_put(struct model *m, int w);
 void m_reap(struct model *m);
+/*
+ * D69, device mode: the executor gave a source's fd number another file.
+ * Every POLL and SOCKET kevent on() names that watches the file the number
+ * had (not one whose number was replaced before) is marked with tag, the
+ * executor's name of that old file: on a revision-4 queue its next delivery
+ * is the stale record (m4_fd_check), below revision 4 its records stay
+ * (A7).  From then on only writes to its old file reach it (m4_fire_old,
+ * not m_fire_each), and MODIFY asks its origin about that file
+ * (m_origin.modify_old).  Returns how many kevents it marked.
+ */
+unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
+			    void *ctx, unsigned int tag);
+/* A write to the old file tag: as m_fire_each, for the kevents marked with tag. */
+unsigned int m4_fire_old(struct model *m, unsigned int tag,
+			 __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx);
+
 /* D55: would this planned WAIT block (device mode)?  The lockstep runs none that would. */
 bool m_wait_blocks(const struct model *m, int slot, const struct margs *a);
 
