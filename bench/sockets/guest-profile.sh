@@ -10,6 +10,11 @@
 #      instead (epoll LT and the kqueue front, 3 rounds of 1 s at 2,000).
 #   2. KEVENT_AB_COMMIT=1: the ring reader committing after every wait and
 #      lazily (the benchmark's default) alternate, the same way.
+#      KEVENT_KQ_PARTS=1: the kqueue front's device path taken apart, AB_PASSES
+#      passes at N=2,000 (3 rounds of 1 s): the raw get reader beside epoll
+#      LT on revision 1, on revision 4 (D67's count, D69's check), with
+#      POLLRDHUP, with LEVEL (D43), then the front beside epoll LT and
+#      epoll LT + SIOCINQ (bench-kqueue-scale's KEVENT_KQSCALE_GET_* knobs).
 #   3. perf (Debian's linux-perf, given as the next --extra so the harness
 #      copies it and its libraries into the guest) samples the whole
 #      machine while one reader runs alone (lt, kevent, ring), 2 s each:
@@ -112,6 +117,19 @@ if [ -n "${KEVENT_AB_KO:-}" ] && [ -n "$NEW" ]; then
 				"$E2006" 3 1.0 2000 | grep -v '^#'
 			fi
 		done
+	done
+fi
+if [ "${KEVENT_KQ_PARTS:-0}" = 1 ]; then
+	for pass in $(seq "${AB_PASSES:-2}"); do
+		# abi, POLLRDHUP, LEVEL of the get reader: one rule more each time
+		for cfg in "1 0 0" "4 0 0" "4 1 0" "4 1 1"; do
+			set -- $cfg
+			echo "== pass $pass: get reader, revision $1, POLLRDHUP $2, LEVEL $3"
+			KEVENT_KQSCALE_GET_ABI=$1 KEVENT_KQSCALE_GET_RDHUP=$2 KEVENT_KQSCALE_GET_LEVEL=$3 \
+				KEVENT_KQSCALE_READERS=lt,get "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|round) '
+		done
+		echo "== pass $pass: the front, epoll LT + SIOCINQ"
+		KEVENT_KQSCALE_READERS=lt,kqueue,ltcount "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|round) '
 	done
 fi
 if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
