@@ -136,7 +136,7 @@ static int fstat_fd(int fd, struct stat *st)
 #endif
 }
 
-bool kqf_is_stale(const struct knote *kn)
+SLOW_PATH bool kqf_is_stale(const struct knote *kn)
 {
 	struct stat st;
 
@@ -158,7 +158,7 @@ static intptr_t backlog_of(int fd)
 	return 1;	/* AF_UNIX: the queue length is not visible; at least one */
 }
 
-static intptr_t read_data(const struct knote *kn, int fd)
+static SLOW_PATH intptr_t read_data(const struct knote *kn, int fd)
 {
 	int n = 0;
 
@@ -169,7 +169,7 @@ static intptr_t read_data(const struct knote *kn, int fd)
 	return 0;
 }
 
-static intptr_t write_space(const struct knote *kn, int fd)
+static SLOW_PATH intptr_t write_space(const struct knote *kn, int fd)
 {
 	int size = 0, used = 0;
 	socklen_t len = sizeof(size);
@@ -188,7 +188,7 @@ static intptr_t write_space(const struct knote *kn, int fd)
 	return size > used ? size - used : 0;
 }
 
-static unsigned int socket_error(const struct knote *kn, int fd)
+static SLOW_PATH unsigned int socket_error(const struct knote *kn, int fd)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
@@ -241,6 +241,16 @@ static short device_says(const struct knote *kn, unsigned int dev, const unsigne
 	return 0;
 }
 
+/* A poll(2) of fd now: its revents (0: not ready), or -1 when fd is closed. */
+static SLOW_PATH short poll_now(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+
+	if (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+		return -1;
+	return p.revents;
+}
+
 /*
  * dev: the device's report of this call (ret_data[0]), or NULL; count: its
  * ret_data[1] on a revision-4 queue (D67), else NULL; checked: the device
@@ -252,34 +262,35 @@ static int check_fd(struct knote *kn, struct kevent *out, const unsigned int *de
 {
 	int fd = (int)kn->kev.ident;
 	bool rd = kn->kev.filter == EVFILT_READ;
-	struct pollfd p = { .fd = fd, .events = rd ? (POLLIN | POLLRDHUP) : POLLOUT };
+	short revents = 0;
 	intptr_t data = -1;
 	bool eof;
 
 	if (!checked && kqf_is_stale(kn))
 		return -1;
 	if (rd && dev)
-		p.revents = device_says(kn, *dev, count, &data);
-	if (!p.revents && (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL)))
-		return -1;
-	if (!p.revents)
-		return 0;
+		revents = device_says(kn, *dev, count, &data);
+	if (!revents) {
+		revents = poll_now(fd, rd ? (POLLIN | POLLRDHUP) : POLLOUT);
+		if (revents <= 0)
+			return revents;
+	}
 	if (data < 0)
 		data = device_count(kn, count);
 	if (rd) {
-		eof = p.revents & (POLLHUP | POLLRDHUP);
+		eof = revents & (POLLHUP | POLLRDHUP);
 		out->data = data >= 0 ? data : read_data(kn, fd);
 	} else {
-		eof = p.revents & (POLLHUP | POLLERR);
+		eof = revents & (POLLHUP | POLLERR);
 		out->data = eof ? 0 : data >= 0 ? data : write_space(kn, fd);
 	}
-	if (p.revents & POLLERR)
+	if (revents & POLLERR)
 		out->fflags = socket_error(kn, fd);
 	if (eof)
 		out->flags |= EV_EOF;
 	else if ((kn->sfflags & NOTE_LOWAT) && kn->sdata > 0 && out->data < kn->sdata)
 		return 0;
-	else if (rd && !(p.revents & (POLLIN | POLLERR)))
+	else if (rd && !(revents & (POLLIN | POLLERR)))
 		return 0;
 	/* An orphan EV_CLEAR knote reports new data or a new EOF only. */
 	if ((kn->kev.flags & EV_CLEAR) && kn->orph.next && !(eof && !kn->last_eof) &&
@@ -886,23 +897,12 @@ int kqf_filter_modify(struct kq *kq, struct knote *kn, const struct kevent *kev)
 	return 0;
 }
 
-int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
+/* Every kind but K_FD: out of line, so a fd event's check keeps no frame of theirs. */
+static SLOW_PATH int check_other(struct knote *kn, struct kevent *out)
 {
-	out->ident = kn->kev.ident;
-	out->filter = kn->kev.filter;
-	out->flags = kn->kev.flags;
-	out->fflags = 0;
-	out->data = 0;
-	out->udata = kn->kev.udata;
 	switch (kn->kind) {
 	case K_FD:
-		if (kn->dev_gen != kq->gen || !kn->dev_req)
-			return check_fd(kn, out, NULL, NULL, false);
-		/* D69: the device's -EBADF is a stale fd: freed, never reported */
-		if (kq->dev_fdcheck && kn->dev_broken && kn->dev_count == (unsigned int)-EBADF)
-			return -1;
-		return check_fd(kn, out, &kn->dev_revents, kq->dev_count ? &kn->dev_count : NULL,
-				kq->dev_fdcheck && !kn->dev_broken);
+		break;	/* kqf_filter_check() */
 	case K_FILE: return check_file(kn, out);
 	case K_KQUEUE: return check_kqueue(kn, out);
 	case K_TIMER: return check_timer(kn, out);
@@ -928,6 +928,25 @@ int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 		return 1;
 	}
 	return 0;
+}
+
+int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
+{
+	out->ident = kn->kev.ident;
+	out->filter = kn->kev.filter;
+	out->flags = kn->kev.flags;
+	out->fflags = 0;
+	out->data = 0;
+	out->udata = kn->kev.udata;
+	if (kn->kind != K_FD)
+		return check_other(kn, out);
+	if (kn->dev_gen != kq->gen || !kn->dev_req)
+		return check_fd(kn, out, NULL, NULL, false);
+	/* D69: the device's -EBADF is a stale fd: freed, never reported */
+	if (kq->dev_fdcheck && kn->dev_broken && kn->dev_count == (unsigned int)-EBADF)
+		return -1;
+	return check_fd(kn, out, &kn->dev_revents, kq->dev_count ? &kn->dev_count : NULL,
+			kq->dev_fdcheck && !kn->dev_broken);
 }
 
 void kqf_filter_clear(struct knote *kn, const struct kevent *out)

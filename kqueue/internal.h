@@ -103,6 +103,13 @@ struct kq {
 	struct link orphans;
 };
 
+/*
+ * A rare case's helper, kept out of line: inlined, its locals and saved
+ * registers would be paid by the common path of its caller (a fd event the
+ * device's record settles with no system call: kqueue-kevent(3) NOTES).
+ */
+#define SLOW_PATH __attribute__((noinline))
+
 #define SERIAL_WAKE	1
 #define SERIAL_INOTIFY	2
 #define SERIAL_FIRST	16

@@ -802,6 +802,53 @@ static void drain_fd(int fd)
 		;
 }
 
+/* A device event of the library's own fds (serial below SERIAL_FIRST). */
+static void take_own(struct kq *kq, uint64_t serial, const struct ukevent *uk)
+{
+	if (serial == SERIAL_WAKE) {
+		/* a READY of it (mark_level) reports no bit (D49): nothing written */
+		if (uk->ret_data[0] & KEVENT_POLL_POLLIN || !kq->dev_level)
+			drain_fd(kq->wake_fd);
+	} else if (serial == SERIAL_INOTIFY) {
+		kqf_vnode_read(kq);
+	}
+}
+
+/*
+ * A device event of an inode or timer kevent, or a broken one: what it
+ * tells the knote.  Returns false when it is no candidate (notes nobody
+ * asked for).  Out of line: a fd's event, the common one, needs none of it.
+ */
+static SLOW_PATH bool take_record(struct kq *kq, struct knote *kn, const struct ukevent *uk)
+{
+	bool broken = uk->ret_flags & KEVENT_RET_BROKEN;
+
+	if (kn->dev_vnode && !broken) {
+		/* D68's notes since the last report: only asked ones wake it */
+		unsigned int f = kqf_vnode_fflags(kn, uk->ret_data[0]);
+
+		if (!f) {
+			if (!kn->disabled)
+				kqf_dev_rearm(kq, kn);
+			return false;
+		}
+		kn->fflags |= f;
+	}
+	if (kn->dev_timer && !broken) {
+		/* grid points since its last delivery (D58) */
+		uint64_t c = kn->count + uk->ret_data[0];
+
+		kn->count = c > (uint64_t)INTPTR_MAX ? (uint64_t)INTPTR_MAX : c;
+	}
+	if (broken) {
+		/* Out of its origin for good (abi.md section 2.5): drop it. */
+		kqf_dev_remove(kq, kn);
+		kn->dev_on = false;
+		kn->dev_broken = true;
+	}
+	return true;
+}
+
 /*
  * Device events to candidates; the library's own fds are handled here.
  * Returns how many knotes became candidates that were not already, but
@@ -815,14 +862,8 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		uint64_t serial = uk[i].user[0] | ((uint64_t)uk[i].user[1] << 32);
 		struct knote *kn;
 
-		if (serial == SERIAL_WAKE) {
-			/* a READY of it (mark_level) reports no bit (D49): nothing written */
-			if (uk[i].ret_data[0] & KEVENT_POLL_POLLIN || !kq->dev_level)
-				drain_fd(kq->wake_fd);
-			continue;
-		}
-		if (serial == SERIAL_INOTIFY) {
-			kqf_vnode_read(kq);
+		if (serial < SERIAL_FIRST) {
+			take_own(kq, serial, &uk[i]);
 			continue;
 		}
 		kn = by_serial(kq, serial);
@@ -831,29 +872,10 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		/* D65: disarmed by this delivery until a MODIFY */
 		if (kn->dev_req & KEVENT_REQ_DISPATCH)
 			kn->dev_disarmed = true;
-		if (kn->dev_vnode && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
-			/* D68's notes since the last report: only asked ones wake it */
-			unsigned int f = kqf_vnode_fflags(kn, uk[i].ret_data[0]);
-
-			if (!f) {
-				if (!kn->disabled)
-					kqf_dev_rearm(kq, kn);
-				continue;
-			}
-			kn->fflags |= f;
-		}
-		if (kn->dev_timer && !(uk[i].ret_flags & KEVENT_RET_BROKEN)) {
-			/* grid points since its last delivery (D58) */
-			uint64_t c = kn->count + uk[i].ret_data[0];
-
-			kn->count = c > (uint64_t)INTPTR_MAX ? (uint64_t)INTPTR_MAX : c;
-		}
-		if (uk[i].ret_flags & KEVENT_RET_BROKEN) {
-			/* Out of its origin for good (abi.md section 2.5): drop it. */
-			kqf_dev_remove(kq, kn);
-			kn->dev_on = false;
-			kn->dev_broken = true;
-		}
+		/* only inode and timer kevents (dev_vnode, dev_timer) are not K_FD */
+		if ((kn->kind != K_FD || (uk[i].ret_flags & KEVENT_RET_BROKEN)) &&
+		    !take_record(kq, kn, &uk[i]))
+			continue;
 		/* A LEVEL kevent reported by the last call too: not new (D43). */
 		if (!l_on(&kn->cand) &&
 		    !((kn->dev_req & KEVENT_REQ_LEVEL) && kn->dev_gen + 1 == kq->gen))
