@@ -8,6 +8,10 @@
 #      benchmark at N=2,000 (3 rounds of 1 s) in every pass: before/after
 #      in one boot.  KEVENT_AB_KQUEUE=1 runs bench-kqueue-scale there
 #      instead (epoll LT and the kqueue front, 3 rounds of 1 s at 2,000).
+#      KEVENT_AB_LIB set (a directory under the build dir holding another
+#      libkqueue-kevent.so.0, e.g. main's): bench-kqueue-scale with that
+#      library (LD_LIBRARY_PATH) and with the built one alternate, the
+#      same way (epoll LT and the kqueue front, 3 rounds of 1 s at 2,000).
 #   2. KEVENT_AB_COMMIT=1: the ring reader committing after every wait and
 #      lazily (the benchmark's default) alternate, the same way.
 #      KEVENT_KQ_PARTS=1: the kqueue front's device path taken apart, AB_PASSES
@@ -116,6 +120,18 @@ if [ -n "${KEVENT_AB_KO:-}" ] && [ -n "$NEW" ]; then
 			else
 				"$E2006" 3 1.0 2000 | grep -v '^#'
 			fi
+		done
+	done
+fi
+if [ -n "${KEVENT_AB_LIB:-}" ]; then
+	for pass in $(seq "${AB_PASSES:-2}"); do
+		for v in other this; do
+			echo "== pass $pass: $v library ($([ $v = other ] && echo "$KEVENT_AB_LIB" || echo built))"
+			if [ $v = other ]; then
+				LD_LIBRARY_PATH=$KEVENT_AB_LIB KEVENT_KQSCALE_READERS=lt,kqueue "$KQSCALE" 3 1.0 2000
+			else
+				KEVENT_KQSCALE_READERS=lt,kqueue "$KQSCALE" 3 1.0 2000
+			fi | grep -E '^kq(row|cpu|round) '
 		done
 	done
 fi
