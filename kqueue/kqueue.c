@@ -696,6 +696,17 @@ static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
 
 /* ---- collection ---- */
 
+/*
+ * Its record went to the eventlist in this call already (take_device()):
+ * a call reports a knote once, so a later report in it (a read after a
+ * wait finds a LEVEL kevent it has just delivered, unread, ready again:
+ * D43) is not an event of this call.
+ */
+static bool delivered_in_this_call(const struct kq *kq, const struct knote *kn)
+{
+	return kn->out_gen == kq->gen;
+}
+
 /* After kn was delivered: ONESHOT, DISPATCH and CLEAR. */
 static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
 {
@@ -769,6 +780,10 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 		l_del(&kn->cand);
 		if (kn->disabled)
 			continue;
+		if (delivered_in_this_call(kq, kn)) {
+			requeue(kq, kn);	/* the next call looks at it */
+			continue;
+		}
 		r = kqf_filter_check(kq, kn, &out[n]);
 		if (r < 0) {
 			kqf_knote_free(kq, kn);	/* stale fd: never a stale event */
@@ -849,12 +864,62 @@ static SLOW_PATH bool take_record(struct kq *kq, struct knote *kn, const struct 
 	return true;
 }
 
+/* The caller's eventlist, as far as the device's reads fill it (take_settled). */
+struct outlist {
+	struct kevent *ev;
+	int n, max;
+};
+
 /*
- * Device events to candidates; the library's own fds are handled here.
- * Returns how many knotes became candidates that were not already, but
- * for level kevents the device reports again (they are no new activity).
+ * A record that settles its knote's event alone, so it goes to the
+ * eventlist at once, with none of a candidate's checks: the record of a
+ * socket's level-triggered, enabled EVFILT_READ with no NOTE_LOWAT, on a
+ * revision-4 queue (the device checked the fd, D69, and counted its bytes,
+ * D67), that says bytes are waiting and no error or hang-up (check_fd()
+ * takes such a record as it is), the knote's first report of this call
+ * and no candidate already.  Anything else is a candidate, checked by
+ * collect().
  */
-static int take_device(struct kq *kq, const struct ukevent *uk, int n)
+static bool record_settles(const struct kq *kq, const struct knote *kn, const struct ukevent *uk)
+{
+	const unsigned int bits = KEVENT_POLL_POLLIN | KEVENT_POLL_POLLERR |
+				  KEVENT_POLL_POLLHUP | KEVENT_POLL_POLLRDHUP;
+
+	return kq->dev_fdcheck && kq->dev_count && kn->kind == K_FD && kn->is_socket &&
+	       kn->kev.filter == EVFILT_READ && (kn->dev_req & KEVENT_REQ_LEVEL) &&
+	       !(kn->kev.flags & (EV_CLEAR | EV_ONESHOT | EV_DISPATCH)) &&
+	       !(kn->sfflags & NOTE_LOWAT) && !kn->disabled && !kn->dev_broken &&
+	       !(uk->ret_flags & KEVENT_RET_BROKEN) && uk->ret_data[1] > 0 &&
+	       (uk->ret_data[0] & bits) == KEVENT_POLL_POLLIN &&
+	       kn->dev_gen != kq->gen && !l_on(&kn->cand);
+}
+
+/*
+ * The event of a record that settles it, as collect() would make it
+ * (kqf_filter_check(), then delivered(): the device checks it again at
+ * its next dequeue, D43, so it is not a candidate).
+ */
+static void deliver_settled(struct kq *kq, struct knote *kn, unsigned int count,
+			    struct kevent *out)
+{
+	out->ident = kn->kev.ident;
+	out->filter = kn->kev.filter;
+	out->flags = kn->kev.flags;
+	out->fflags = 0;
+	out->data = count > (unsigned int)INTPTR_MAX ? INTPTR_MAX : (intptr_t)count;
+	out->udata = kn->kev.udata;
+	l_del(&kn->orph);
+	kq->level_dev = kn->serial;
+}
+
+/*
+ * Device events to candidates, or to the eventlist where the record
+ * settles the event (o: room left there); the library's own fds are
+ * handled here.  Returns how many knotes became candidates or events that
+ * were not already, but for level kevents the device reports again (they
+ * are no new activity).
+ */
+static int take_device(struct kq *kq, const struct ukevent *uk, int n, struct outlist *o)
 {
 	int fresh = 0;
 
@@ -876,16 +941,28 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n)
 		if ((kn->kind != K_FD || (uk[i].ret_flags & KEVENT_RET_BROKEN)) &&
 		    !take_record(kq, kn, &uk[i]))
 			continue;
+		/*
+		 * The device checks it again at the next call's dequeue, so the
+		 * report is dropped; a broken one becomes a candidate, which
+		 * collect() leaves for the next call.
+		 */
+		if (delivered_in_this_call(kq, kn) && !(uk[i].ret_flags & KEVENT_RET_BROKEN))
+			continue;
 		/* A LEVEL kevent reported by the last call too: not new (D43). */
 		if (!l_on(&kn->cand) &&
 		    !((kn->dev_req & KEVENT_REQ_LEVEL) && kn->dev_gen + 1 == kq->gen))
 			fresh++;
+		if (o->n < o->max && record_settles(kq, kn, &uk[i])) {
+			deliver_settled(kq, kn, uk[i].ret_data[1], &o->ev[o->n++]);
+			kn->out_gen = kq->gen;
+		} else {
+			requeue(kq, kn);
+		}
 		if (kn->kind == K_FD) {
 			kn->dev_gen = kq->gen;
 			kn->dev_revents = uk[i].ret_data[0];
 			kn->dev_count = uk[i].ret_data[1];
 		}
-		requeue(kq, kn);
 	}
 	return fresh;
 }
@@ -967,7 +1044,8 @@ static void pass_the_close_on(struct kq *kq)
  * turned into candidates (*fresh: how many were not already).  Returns the
  * number of device events, or -errno.
  */
-static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *fresh)
+static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *fresh,
+		       struct outlist *o)
 {
 	struct ukevent uk[DEV_BATCH];
 	int r;
@@ -985,7 +1063,7 @@ static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *
 		pass_the_close_on(kq);
 		return -EBADF;
 	}
-	*fresh = r > 0 ? take_device(kq, uk, r) : 0;
+	*fresh = r > 0 ? take_device(kq, uk, r, o) : 0;
 	return r;
 }
 
@@ -1003,12 +1081,12 @@ static int read_device(struct kq *kq, uint64_t wait_ns, unsigned int want, int *
 
 /*
  * How many device events a read may take: on a revision-2 queue what the
- * eventlist still has room for beside the candidates (0: none), else a
- * whole batch.
+ * eventlist still has room for beside the candidates and the events the
+ * reads put there (0: none), else a whole batch.
  */
-static unsigned int dev_room(struct kq *kq, int max)
+static unsigned int dev_room(struct kq *kq, const struct outlist *o)
 {
-	int n = 0;
+	int max = o->max - o->n, n = 0;
 
 	if (!kq->dev_level || max >= DEV_BATCH)
 		return DEV_BATCH;
@@ -1031,24 +1109,24 @@ static unsigned int dev_room(struct kq *kq, int max)
  * and not delivered in this call would cost the library its own poll(2)
  * and count at the next one (the report is this call's only).
  */
-static int wait_device(struct kq *kq, uint64_t wait_ns, int max)
+static int wait_device(struct kq *kq, uint64_t wait_ns, struct outlist *o)
 {
-	unsigned int want = dev_room(kq, max);
+	unsigned int want = dev_room(kq, o);
 	int fresh, r, more;
 
 	/* One at least: candidates kept ready must not starve the device. */
-	r = more = read_device(kq, wait_ns, want ? want : 1, &fresh);
+	r = more = read_device(kq, wait_ns, want ? want : 1, &fresh, o);
 
 	/*
 	 * "Brings more" counts new candidates: a LEVEL kevent (D43) comes
 	 * back at every dequeue while it is ready, which is nothing new.
 	 */
 	for (int i = 0; wait_ns && more > 0 && fresh > 0 && i < DEV_REREAD; i++) {
-		want = dev_room(kq, max);
+		want = dev_room(kq, o);
 		if (!want)
 			break;	/* the eventlist is full already */
 		sched_yield();
-		more = read_device(kq, 0, want, &fresh);
+		more = read_device(kq, 0, want, &fresh, o);
 	}
 	if (more == -EBADF)
 		return more;
@@ -1058,6 +1136,7 @@ static int wait_device(struct kq *kq, uint64_t wait_ns, int max)
 
 static int scan(struct kq *kq, struct kevent *out, int max, const struct timespec *ts)
 {
+	struct outlist o = { out, 0, max };	/* the events the reads settle go first */
 	uint64_t deadline = 0, now;
 	bool forever = ts == NULL;
 	int n;
@@ -1076,7 +1155,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 	 * the wait below returns at once when something is there.
 	 */
 	if (!l_empty(&kq->cands)) {
-		n = wait_device(kq, 0, max);
+		n = wait_device(kq, 0, &o);
 		if (n < 0)
 			return n;
 	}
@@ -1084,14 +1163,14 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 		uint64_t wait_ns;
 		bool capped = false;
 
-		n = collect(kq, out, max);
+		n = o.n + collect(kq, out + o.n, max - o.n);
 		if (n > 0)
 			break;
 		if (!l_empty(&kq->cands) && pass < 4)
 			continue;	/* re-armed sources that turned ready meanwhile */
 		now = now_ns();
 		if (!forever && now >= deadline)
-			return wait_device(kq, 0, max) < 0 ? 0 : collect(kq, out, max);
+			return wait_device(kq, 0, &o) < 0 ? 0 : o.n + collect(kq, out + o.n, max - o.n);
 		wait_ns = forever ? KEVENT_TIMEOUT_INFINITE : deadline - now;
 		if (!l_empty(&kq->orphans)) {
 			uint64_t cap = orphan_wait_cap(kq);
@@ -1101,7 +1180,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 				capped = true;
 			}
 		}
-		n = wait_device(kq, wait_ns, max);
+		n = wait_device(kq, wait_ns, &o);
 		if (n < 0)
 			return n;
 		if (n == 0 && !capped && (forever || now_ns() + 1000000 < deadline))

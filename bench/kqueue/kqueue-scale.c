@@ -54,11 +54,14 @@
  * (4: D67's count and D69's check in every record) and
  * KEVENT_KQSCALE_GET_LEVEL=1 adds KEVENT_REQ_LEVEL (D43, revision 2 on),
  * so the front's device path can be taken apart rule by rule.
+ * KEVENT_KQSCALE_PIN=1 keeps the reader on CPU 0 and the writer on CPU 1
+ * (with two CPUs or more), so no run finds them sharing one CPU.
  * Exit 0 when it measured, 77 without a device.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -91,6 +94,7 @@ static int sv[MAX_N][2];
 static int npairs;
 static atomic_int stop;
 static const char *dev;
+static bool pin;	/* KEVENT_KQSCALE_PIN=1 */
 
 /* What one run measured. */
 struct sample {
@@ -115,11 +119,25 @@ static double ctxt_now(void)
 	return (double)c;
 }
 
+/* KEVENT_KQSCALE_PIN=1: the calling thread on cpu (no effect with one CPU). */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	if (!pin || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		perror("bench-kqueue-scale: sched_setaffinity");
+}
+
 static void *writer(void *arg)
 {
 	unsigned int x = BENCH_XORSHIFT_SEED;
 
 	(void)arg;
+	pin_to(1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
 		if (write(sv[bench_next_pair(&x, (unsigned int)npairs)][1], "x", 1) < 0 && errno != EAGAIN)
 			break;
@@ -470,6 +488,8 @@ int main(int argc, char **argv)
 		return 77;
 	if (bench_open_pairs(sv, MAX_N, "bench-kqueue-scale"))
 		return 1;
+	pin = get_knob("KEVENT_KQSCALE_PIN", 0) == 1;
+	pin_to(0);
 	printf("# kqueue front on %s (%s, serves revision %u): AF_UNIX pairs, one random writer, "
 	       "%d interleaved rounds of %.1f s per reader, batch %d\n",
 	       dev, bench_backend_name(info.backend), info.abi_revision, rounds, seconds, BATCH);

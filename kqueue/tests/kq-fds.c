@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -539,6 +540,55 @@ KQT(level, many_sockets_take_turns)
 	}
 	for (int i = 0; i < N; i++)
 		cr_assert_geq(seen[i], 1, "socket %d never reported", i);
+}
+
+/* Writes a byte to each of a_call_reports_each_ready_socket_once's sockets, late. */
+static void *write_later(void *arg)
+{
+	int (*sv)[2] = arg;
+
+	usleep(50000);
+	for (int i = 0; i < 3; i++)
+		kqt_write(sv[i][1], 1);
+	return NULL;
+}
+
+/*
+ * A call reports each ready socket once, however many reads of the device
+ * it makes: on revision 2 and later the device checks a delivered LEVEL
+ * kevent again at its next dequeue (D43), so a call's second read, which
+ * follows a wait that brought new events, finds the sockets it has just
+ * delivered, still unread, ready again.
+ */
+KQT(level, a_call_reports_each_ready_socket_once)
+{
+	enum { N = 3 };
+	int kq = kqt_kqueue(), sv[N][2], total[N] = { 0 }, calls = 0;
+	struct kevent e[8];
+	pthread_t t;
+
+	for (int i = 0; i < N; i++) {
+		kqt_socketpair(sv[i]);
+		kqt_ok(kq, (uintptr_t)sv[i][0], EVFILT_READ, EV_ADD, 0, 0, (void *)(intptr_t)i);
+	}
+	kqt_quiet(kq, 20, "nothing written yet");
+	cr_assert_eq(pthread_create(&t, NULL, write_later, sv), 0);
+	/* The waits end as the bytes arrive; each socket stays unread. */
+	while ((!total[0] || !total[1] || !total[2]) && calls++ < 10) {
+		int seen[N] = { 0 }, n = kqt_wait(kq, e, 8, 10000);
+
+		cr_assert_gt(n, 0, "call %d: no event in 10 s", calls);
+		for (int j = 0; j < n; j++) {
+			intptr_t i = (intptr_t)e[j].udata;
+
+			cr_assert_eq(e[j].data, 1, "socket %ld: data %ld", (long)i, (long)e[j].data);
+			cr_assert_eq(++seen[i], 1, "call %d: socket %ld twice", calls, (long)i);
+			total[i]++;
+		}
+	}
+	pthread_join(t, NULL);
+	for (int i = 0; i < N; i++)
+		cr_assert_gt(total[i], 0, "socket %d never reported", i);
 }
 
 /* ---- regular files ---- */
