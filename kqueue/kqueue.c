@@ -864,7 +864,7 @@ static SLOW_PATH bool take_record(struct kq *kq, struct knote *kn, const struct 
 	return true;
 }
 
-/* The caller's eventlist, as far as the device's reads fill it (take_settled). */
+/* The caller's eventlist, as far as the device's reads fill it (deliver_settled()). */
 struct outlist {
 	struct kevent *ev;
 	int n, max;

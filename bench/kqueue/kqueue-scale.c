@@ -38,6 +38,7 @@
  * Lines scripts/bench collects, columns lt kqueue rev1 get ltcount:
  *   "kqrow <backend> <N> ..."   events/s, medians over the rounds
  *   "kqcpu <backend> <N> ..."   reader CPU ns per event, medians
+ *   "kqusr <backend> <N> ..."   the part of it in user space (getrusage)
  *   "kqround <backend> <N> <kqueue/lt> <rev1/lt> <get/lt> <kqueue/rev1>
  *            <kqueue/ltcount>"
  *                               medians of the per-round ratios
@@ -72,6 +73,7 @@
 #include <sys/epoll.h>
 #include <sys/event.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +102,7 @@ static bool pin;	/* KEVENT_KQSCALE_PIN=1 */
 struct sample {
 	double rate;	/* events/s; negative: -errno */
 	double cpu_ns;	/* reader thread CPU per event */
+	double usr_ns;	/* the part of it in user space */
 	double calls;	/* waits per event */
 	double ctxt;	/* context switches per event, machine-wide */
 };
@@ -203,12 +206,22 @@ static int wait_get(int fd)
 	return n < 0 ? -errno : n;
 }
 
+/* The calling thread's user-space CPU so far, seconds (tick-granular: a sum over a run). */
+static double thread_user_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+}
+
 /* The writer runs for `seconds` while wait() drains; nothing is ready at entry. */
 static struct sample measure(wait_fn wait, int fd, double seconds)
 {
-	struct sample s = { 0, 0, 0, 0 };
+	struct sample s = { 0 };
 	unsigned long long events = 0, calls = 0;
-	double t0, t, c0, x0;
+	double t0, t, c0, u0, x0;
 	pthread_t th;
 	int n = 0;
 
@@ -216,6 +229,7 @@ static struct sample measure(wait_fn wait, int fd, double seconds)
 	pthread_create(&th, NULL, writer, NULL);
 	x0 = ctxt_now();
 	c0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
+	u0 = thread_user_s();
 	t0 = bench_clock_s(CLOCK_MONOTONIC);
 	do {
 		n = wait(fd);
@@ -224,6 +238,7 @@ static struct sample measure(wait_fn wait, int fd, double seconds)
 		t = bench_clock_s(CLOCK_MONOTONIC);
 	} while (n >= 0 && t - t0 < seconds);
 	s.cpu_ns = events ? (bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e9 / (double)events : 0;
+	s.usr_ns = events ? (thread_user_s() - u0) * 1e9 / (double)events : 0;
 	s.calls = events ? (double)calls / (double)events : 0;
 	s.ctxt = events ? (ctxt_now() - x0) / (double)events : 0;
 	s.rate = n < 0 ? n : (double)events / (t - t0);
@@ -330,7 +345,7 @@ static struct sample run_reader(int r, double seconds)
 {
 	static const wait_fn waits[NREADERS] = { wait_epoll, wait_kqueue, wait_kqueue, wait_get,
 						 wait_epoll_count };
-	struct sample s = { 0, 0, 0, 0 };
+	struct sample s = { 0 };
 	int fd;
 
 	switch (r) {
@@ -420,11 +435,12 @@ static void print_line(const char *tag, const char *be, int n, const double *v, 
 
 static void report(const char *be, const struct nsamples *ns, int n, int rounds)
 {
-	double rate[NREADERS], cpu[NREADERS], calls[NREADERS], ctxt[NREADERS];
+	double rate[NREADERS], cpu[NREADERS], usr[NREADERS], calls[NREADERS], ctxt[NREADERS];
 
 	for (int r = 0; r < NREADERS; r++) {
 		rate[r] = med(ns, r, rounds, offsetof(struct sample, rate));
 		cpu[r] = med(ns, r, rounds, offsetof(struct sample, cpu_ns));
+		usr[r] = med(ns, r, rounds, offsetof(struct sample, usr_ns));
 		calls[r] = med(ns, r, rounds, offsetof(struct sample, calls));
 		ctxt[r] = med(ns, r, rounds, offsetof(struct sample, ctxt));
 	}
@@ -437,6 +453,7 @@ static void report(const char *be, const struct nsamples *ns, int n, int rounds)
 	       round_ratio(ns, R_KQ1, R_LT, rounds), round_ratio(ns, R_KQ, R_LTC, rounds));
 	print_line("kqrow", be, n, rate, 0);
 	print_line("kqcpu", be, n, cpu, 0);
+	print_line("kqusr", be, n, usr, 0);
 	print_line("kqcalls", be, n, calls, 4);
 	print_line("kqctxt", be, n, ctxt, 3);
 	printf("kqround %s %d %.3f %.3f %.3f %.3f %.3f\n", be, n, round_ratio(ns, R_KQ, R_LT, rounds),

@@ -131,7 +131,7 @@ if [ -n "${KEVENT_AB_LIB:-}" ]; then
 				LD_LIBRARY_PATH=$KEVENT_AB_LIB KEVENT_KQSCALE_READERS=lt,kqueue "$KQSCALE" 3 1.0 2000
 			else
 				KEVENT_KQSCALE_READERS=lt,kqueue "$KQSCALE" 3 1.0 2000
-			fi | grep -E '^kq(row|cpu|round) '
+			fi | grep -E '^kq(row|cpu|usr|round) '
 		done
 	done
 fi
@@ -142,10 +142,10 @@ if [ "${KEVENT_KQ_PARTS:-0}" = 1 ]; then
 			set -- $cfg
 			echo "== pass $pass: get reader, revision $1, POLLRDHUP $2, LEVEL $3"
 			KEVENT_KQSCALE_GET_ABI=$1 KEVENT_KQSCALE_GET_RDHUP=$2 KEVENT_KQSCALE_GET_LEVEL=$3 \
-				KEVENT_KQSCALE_READERS=lt,get "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|round) '
+				KEVENT_KQSCALE_READERS=lt,get "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|usr|round) '
 		done
 		echo "== pass $pass: the front, epoll LT + SIOCINQ"
-		KEVENT_KQSCALE_READERS=lt,kqueue,ltcount "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|round) '
+		KEVENT_KQSCALE_READERS=lt,kqueue,ltcount "$KQSCALE" 3 1.0 2000 | grep -E '^kq(row|cpu|usr|round) '
 	done
 fi
 if [ "${KEVENT_AB_COMMIT:-0}" = 1 ]; then
