@@ -190,12 +190,13 @@ def parse_ioctl(text):
 
 def parse_kq(text):
     """bench-kqueue-scale's lines {tag: {N: (lt, kqueue, rev1, get, ltcount)}}
-    for the tags kqrow (events/s), kqcpu (reader ns/event), kqcalls
+    for the tags kqrow (events/s), kqcpu (reader ns/event), kqusr (its
+    user-space part; absent from older logs), kqcalls
     (waits/event), kqctxt (context switches/event, machine-wide) and kqround
     (per-round medians kqueue/LT, rev1/LT, get/LT, kqueue/rev1,
     kqueue/ltcount).  A log from before the ltcount reader reads 0 there."""
     out = {}
-    for tag in ('kqrow', 'kqcpu', 'kqcalls', 'kqctxt', 'kqround'):
+    for tag in ('kqrow', 'kqcpu', 'kqusr', 'kqcalls', 'kqctxt', 'kqround'):
         out[tag] = {int(n): (tuple(float(x) for x in v.split()) + (0.0,))[:5] for n, v in
                     re.findall(rf'^{tag} \S+ (\d+) ((?:[\d.]+ ?){{4,5}})$', text, re.M)}
     return out
@@ -303,21 +304,26 @@ def kqueue_section(w, raw, plots, head):
         if be == 'module':
             series.append(('module kqueue / epoll LT + count',
                            [(n, v[4]) for n, v in sorted(rnd.items()) if v[4]]))
-        cpu_rows.append((label, kq['kqcpu'], kq['kqcalls'], kq['kqctxt']))
+        cpu_rows.append((label, kq['kqcpu'], kq['kqusr'], kq['kqcalls'], kq['kqctxt']))
     w('')
     w('The reader thread\'s CPU per event (its syscalls\' kernel work included; on the daemons the '
       'daemon\'s own CPU is another process\'s and not in it), its waits per event (`epoll_wait`, '
       '`kevent()`, `GET_EVENTS` calls) and the context switches per event, machine-wide (in the guest '
-      'nothing else runs; on the host other work counts too), medians over the same rounds:\n')
+      'nothing else runs; on the host other work counts too), medians over the same rounds; in '
+      'parentheses the user-space part of the CPU (`getrusage`: the library\'s and the loop\'s own '
+      'instructions), where the log has it:\n')
     w('| backend | N | ' + ' | '.join(f'{r} ns' for r in KQ_READERS) + ' | '
       + ' | '.join(f'{r} waits/event' for r in KQ_READERS) + ' | '
       + ' | '.join(f'{r} switches/event' for r in KQ_READERS) + ' |')
     w('|---|---:|' + '---:|' * 3 * len(KQ_READERS))
-    for label, cpu, calls, ctxt in cpu_rows:
+    for label, cpu, usr, calls, ctxt in cpu_rows:
         for n, c in sorted(cpu.items()):
             q = calls.get(n, (0,) * len(KQ_READERS))
+            u = usr.get(n)
             x = ' | '.join(f'{v:.2f}' for v in ctxt[n]) if n in ctxt else ' | '.join('–' * len(KQ_READERS))
-            w(f'| {label} | {n:,} | ' + ' | '.join(f'{v:,.0f}' for v in c) + ' | '
+            w(f'| {label} | {n:,} | '
+              + ' | '.join(f'{v:,.0f}' + (f' ({u[i]:,.0f})' if u and v else '') for i, v in enumerate(c))
+              + ' | '
               + ' | '.join(f'{v:.3f}' for v in q) + f' | {x} |')
     w('')
     png = plots.plot('kqueue-ratio', 'kqueue front events/s over epoll LT events/s, per-round medians',
