@@ -45,7 +45,7 @@ struct knote {
 	unsigned int dev_req;	/* the device kevent's req_flags (LEVEL: K_FD only) */
 	bool dev_disarmed;	/* its DISPATCH kevent reported and was not MODIFIED since */
 	uint64_t dev_gen;	/* K_FD: kq->gen when the device last reported it */
-	uint64_t out_gen;	/* kq->gen when its record went to the eventlist at once */
+	uint64_t out_call;	/* the call whose eventlist its record went to at once */
 	unsigned int dev_revents; /* K_FD: the device's result then (ret_data[0]) */
 	unsigned int dev_count;	/* K_FD, revision >= 4: its count then (ret_data[1], D67) */
 	bool listening;		/* K_FD: a listening socket */

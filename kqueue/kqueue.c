@@ -697,14 +697,17 @@ static int apply_changes(struct kq *kq, const struct kevent *ch, int nch,
 /* ---- collection ---- */
 
 /*
- * Its record went to the eventlist in this call already (take_device()):
- * a call reports a knote once, so a later report in it (a read after a
- * wait finds a LEVEL kevent it has just delivered, unread, ready again:
- * D43) is not an event of this call.
+ * Its record went to the eventlist of this call already (take_device();
+ * call: the call's own number, not kq->gen, which a call made meanwhile by
+ * another thread moves on): a call reports a knote once, so a later report
+ * in it (a read after a wait finds a LEVEL kevent it has just delivered,
+ * unread, ready again: D43) is not an event of this call.  Another call's
+ * delivery is no reason to drop it: each thread waiting in a kqueue gets
+ * an unread level knote.
  */
-static bool delivered_in_this_call(const struct kq *kq, const struct knote *kn)
+static bool delivered_in_this_call(const struct knote *kn, uint64_t call)
 {
-	return kn->out_gen == kq->gen;
+	return kn->out_call == call;
 }
 
 /* After kn was delivered: ONESHOT, DISPATCH and CLEAR. */
@@ -750,7 +753,7 @@ static void delivered(struct kq *kq, struct knote *kn, const struct kevent *out)
  * watch it, is registered (or, when that answers "ready" again for an
  * EV_CLEAR knote or a regular file, becomes an orphan).
  */
-static int collect(struct kq *kq, struct kevent *out, int max)
+static int collect(struct kq *kq, struct kevent *out, int max, uint64_t call)
 {
 	struct link todo;
 	int n = 0;
@@ -780,7 +783,7 @@ static int collect(struct kq *kq, struct kevent *out, int max)
 		l_del(&kn->cand);
 		if (kn->disabled)
 			continue;
-		if (delivered_in_this_call(kq, kn)) {
+		if (delivered_in_this_call(kn, call)) {
 			requeue(kq, kn);	/* the next call looks at it */
 			continue;
 		}
@@ -868,6 +871,7 @@ static SLOW_PATH bool take_record(struct kq *kq, struct knote *kn, const struct 
 struct outlist {
 	struct kevent *ev;
 	int n, max;
+	uint64_t call;	/* the call's number: kq->gen as its scan began */
 };
 
 /*
@@ -946,7 +950,7 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n, struct ou
 		 * report is dropped; a broken one becomes a candidate, which
 		 * collect() leaves for the next call.
 		 */
-		if (delivered_in_this_call(kq, kn) && !(uk[i].ret_flags & KEVENT_RET_BROKEN))
+		if (delivered_in_this_call(kn, o->call) && !(uk[i].ret_flags & KEVENT_RET_BROKEN))
 			continue;
 		/* A LEVEL kevent reported by the last call too: not new (D43). */
 		if (!l_on(&kn->cand) &&
@@ -954,7 +958,7 @@ static int take_device(struct kq *kq, const struct ukevent *uk, int n, struct ou
 			fresh++;
 		if (o->n < o->max && record_settles(kq, kn, &uk[i])) {
 			deliver_settled(kq, kn, uk[i].ret_data[1], &o->ev[o->n++]);
-			kn->out_gen = kq->gen;
+			kn->out_call = o->call;
 		} else {
 			requeue(kq, kn);
 		}
@@ -1136,7 +1140,7 @@ static int wait_device(struct kq *kq, uint64_t wait_ns, struct outlist *o)
 
 static int scan(struct kq *kq, struct kevent *out, int max, const struct timespec *ts)
 {
-	struct outlist o = { out, 0, max };	/* the events the reads settle go first */
+	struct outlist o = { out, 0, max, 0 };	/* the events the reads settle go first */
 	uint64_t deadline = 0, now;
 	bool forever = ts == NULL;
 	int n;
@@ -1146,7 +1150,7 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 			return -EINVAL;
 		deadline = now_ns() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 	}
-	kq->gen++;	/* device reports from here on are this call's */
+	o.call = ++kq->gen;	/* device reports from here on are this call's */
 	/* Right after the caller read what it was given: register orphans now. */
 	arm_orphans(kq);
 	/*
@@ -1163,14 +1167,15 @@ static int scan(struct kq *kq, struct kevent *out, int max, const struct timespe
 		uint64_t wait_ns;
 		bool capped = false;
 
-		n = o.n + collect(kq, out + o.n, max - o.n);
+		n = o.n + collect(kq, out + o.n, max - o.n, o.call);
 		if (n > 0)
 			break;
 		if (!l_empty(&kq->cands) && pass < 4)
 			continue;	/* re-armed sources that turned ready meanwhile */
 		now = now_ns();
 		if (!forever && now >= deadline)
-			return wait_device(kq, 0, &o) < 0 ? 0 : o.n + collect(kq, out + o.n, max - o.n);
+			return wait_device(kq, 0, &o) < 0 ? 0 :
+			       o.n + collect(kq, out + o.n, max - o.n, o.call);
 		wait_ns = forever ? KEVENT_TIMEOUT_INFINITE : deadline - now;
 		if (!l_empty(&kq->orphans)) {
 			uint64_t cap = orphan_wait_cap(kq);

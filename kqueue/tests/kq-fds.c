@@ -591,6 +591,47 @@ KQT(level, a_call_reports_each_ready_socket_once)
 		cr_assert_gt(total[i], 0, "socket %d never reported", i);
 }
 
+/* One waiter of level_both_waiters_see_an_unread_socket: its kevent() call. */
+struct waiter {
+	int kq, n;
+	struct kevent e;
+};
+
+static void *wait_once(void *arg)
+{
+	struct waiter *w = arg;
+	struct timespec ts = { 5, 0 };
+
+	w->n = kevent(w->kq, NULL, 0, &w->e, 1, &ts);
+	return NULL;
+}
+
+/*
+ * Two threads wait in one kqueue and a socket they watch turns readable
+ * and is never read: level-triggered, it is reported to both (FreeBSD
+ * queues a delivered level knote again), one after the other, each call
+ * within the 5 s it allows.
+ */
+KQT(level, both_waiters_see_an_unread_socket)
+{
+	int kq = kqt_kqueue(), sv[2];
+	struct waiter w[2] = { { kq, -2, { 0 } }, { kq, -2, { 0 } } };
+	pthread_t t[2];
+
+	kqt_socketpair(sv);
+	kqt_ok(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, wait_once, &w[i]), 0);
+	usleep(100000);	/* both blocked in the device by now, as a rule */
+	kqt_write(sv[1], 1);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(w[i].n, 1, "waiter %d: %d events", i, w[i].n);
+		cr_assert_eq(w[i].e.ident, (uintptr_t)sv[0]);
+		cr_assert_eq(w[i].e.data, 1, "waiter %d: data %ld", i, (long)w[i].e.data);
+	}
+}
+
 /* ---- regular files ---- */
 
 KQT(file, read_data_is_bytes_to_end)
