@@ -932,12 +932,7 @@ static SLOW_PATH int check_other(struct knote *kn, struct kevent *out)
 
 int kqf_filter_check(struct kq *kq, struct knote *kn, struct kevent *out)
 {
-	out->ident = kn->kev.ident;
-	out->filter = kn->kev.filter;
-	out->flags = kn->kev.flags;
-	out->fflags = 0;
-	out->data = 0;
-	out->udata = kn->kev.udata;
+	kn_event(kn, out);
 	if (kn->kind != K_FD)
 		return check_other(kn, out);
 	if (kn->dev_gen != kq->gen || !kn->dev_req)

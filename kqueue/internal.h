@@ -111,6 +111,17 @@ struct kq {
  */
 #define SLOW_PATH __attribute__((noinline))
 
+/* The event of kn as registered: what a check then fills (data, fflags, EV_EOF). */
+static inline void kn_event(const struct knote *kn, struct kevent *out)
+{
+	out->ident = kn->kev.ident;
+	out->filter = kn->kev.filter;
+	out->flags = kn->kev.flags;
+	out->fflags = 0;
+	out->data = 0;
+	out->udata = kn->kev.udata;
+}
+
 #define SERIAL_WAKE	1
 #define SERIAL_INOTIFY	2
 #define SERIAL_FIRST	16

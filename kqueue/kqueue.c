@@ -906,12 +906,8 @@ static bool record_settles(const struct kq *kq, const struct knote *kn, const st
 static void deliver_settled(struct kq *kq, struct knote *kn, unsigned int count,
 			    struct kevent *out)
 {
-	out->ident = kn->kev.ident;
-	out->filter = kn->kev.filter;
-	out->flags = kn->kev.flags;
-	out->fflags = 0;
+	kn_event(kn, out);
 	out->data = count > (unsigned int)INTPTR_MAX ? INTPTR_MAX : (intptr_t)count;
-	out->udata = kn->kev.udata;
 	l_del(&kn->orph);
 	kq->level_dev = kn->serial;
 }
