@@ -939,6 +939,32 @@ static void seed_rev4_inode(void)
 }
 
 /*
+ * The end of the revision-4 seeds: queue 1 again, on revision 4 with a
+ * 4-slot kevent_uring at arena offset 8192 (in process its address
+ * faults), e added and fired, delivered by the ring's WAIT, then by
+ * GET_EVENTS (in process: there, after the WAIT's -EFAULT); both queues
+ * closed.
+ */
+static void ring_wait_tail(const struct ent *e)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+
+	le32s(ring, init, 4);
+	close_q(1);
+	open_q(1, 0, 0);
+	setabi(1, 4, 0, 0, 0, 0, 0);
+	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);
+	fire(e->id0, e->id1, 5);
+	wait_ring(1, 4, 0);
+	get(1, 0, 8, 400);
+	close_q(0);
+	close_q(1);
+}
+
+/*
  * Revision 4 (D67): a delivered POLL or SOCKET record carries its source's
  * count in ret_data[1]: the test origin's (0 for no bit, else id.raw[1] ^
  * the bits; core/test-origin.h), the lockstep fuzzer's real pipe's or
@@ -950,8 +976,6 @@ static void seed_rev4_inode(void)
  */
 static void seed_rev4_data(void)
 {
-	unsigned int init[4] = { 8192, 0, 4, 0 };
-	unsigned char ring[16];
 	struct ent e[4];
 
 	memset(e, 0, sizeof(e));
@@ -960,7 +984,6 @@ static void seed_rev4_data(void)
 	e[2] = (struct ent){ .id0 = 3, .id1 = 0x50, .type = KEVENT_POLL, .fl = KF_E_READY_ADD,
 			     .ev = 1, .c0 = 3 };
 	e[3] = (struct ent){ .id0 = 4, .id1 = 0x60, .type = KEVENT_TIMER, .ev = 1, .c0 = 4 };
-	le32s(ring, init, 4);
 	hdr_plain();
 	open_q(0, 0, KF_OPEN_RING);
 	open_q(1, 0, 0);
@@ -985,17 +1008,7 @@ static void seed_rev4_data(void)
 	get(0, 0, 8, 400);
 	brk_x(2, 0x40, 32);
 	get(0, 0, 8, 400);				/* BROKEN: -errno */
-	close_q(1);
-	open_q(1, 0, 0);
-	setabi(1, 4, 0, 0, 0, 0, 0);
-	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
-	poke(0, 1, e);
-	ctl(1, KEVENT_CTL_ADD, 1, 0);
-	fire(1, 0x30, 5);
-	wait_ring(1, 4, 0);				/* the ring slot's count */
-	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
-	close_q(0);
-	close_q(1);
+	ring_wait_tail(e);				/* the ring slot's count */
 	emit("rev4-data");
 }
 
@@ -1011,8 +1024,6 @@ static void seed_rev4_data(void)
  */
 static void seed_rev4_fdcheck(void)
 {
-	unsigned int init[4] = { 8192, 0, 4, 0 };
-	unsigned char ring[16];
 	struct ent e[5], t;
 
 	memset(e, 0, sizeof(e));
@@ -1025,7 +1036,6 @@ static void seed_rev4_fdcheck(void)
 			     .g = { KF_E8_STALE_FD | KF_E8_DISPATCH } };
 	e[4] = (struct ent){ .id0 = 5, .id1 = 0x70, .type = KEVENT_TIMER, .ev = 1, .c0 = 5,
 			     .g = { KF_E8_STALE_FD } };
-	le32s(ring, init, 4);
 	hdr_plain();
 	open_q(0, 0, 0);
 	open_q(1, 0, 0);
@@ -1065,17 +1075,7 @@ static void seed_rev4_fdcheck(void)
 	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* re-arms the disarmed one */
 	ctl(0, KEVENT_CTL_READY, 1, 400);
 	get(0, 0, 8, 400);
-	close_q(1);
-	open_q(1, 0, 0);
-	setabi(1, 4, 0, 0, 0, 0, 0);
-	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
-	poke(0, 1, e);
-	ctl(1, KEVENT_CTL_ADD, 1, 0);
-	fire(1, 0x30, 5);
-	wait_ring(1, 4, 0);				/* the ring slot's record */
-	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
-	close_q(0);
-	close_q(1);
+	ring_wait_tail(e);				/* the ring slot's record */
 	emit("rev4-fdcheck");
 }
 

@@ -1132,39 +1132,34 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 	__u64 until[KEVENT_CLOCK_BOOTTIME + 1] = { 0 };
 	bool any = false;
 
-	for (int s = 0; s < KF_NQ; s++) {
-		struct mq *q = KR.m.slot[s];
+	m_for_each_kevent(&KR.m, q, k) {
+		__u64 v = ts_ns(&k->spec.value);
 
-		for (struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next) {
-			struct mkev *k = (void *)((char *)p - offsetof(struct mkev, reg));
-			__u64 v = ts_ns(&k->spec.value);
-
-			if (!k->ptimer)
-				continue;
-			if (k->fresh) {
-				k->fresh = false;
-				k->basis = ptimer_basis(&k->spec);
-				if (k->spec.flags & KEVENT_TIMER_ABSTIME) {
-					k->lo = k->hi = v;
-				} else {
-					k->lo = b->ns[k->basis] + v;
-					k->hi = a->ns[k->basis] + v;
-				}
+		if (!k->ptimer)
+			continue;
+		if (k->fresh) {
+			k->fresh = false;
+			k->basis = ptimer_basis(&k->spec);
+			if (k->spec.flags & KEVENT_TIMER_ABSTIME) {
+				k->lo = k->hi = v;
+			} else {
+				k->lo = b->ns[k->basis] + v;
+				k->hi = a->ns[k->basis] + v;
 			}
-			if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
-				/*
-				 * Past the deadline, and never less than a sleep
-				 * past the call's return: an ABSTIME deadline the
-				 * slow call left behind fires by an interrupt
-				 * still to come (the module's hrtimer), which a
-				 * sleep of ours ending later waits for.
-				 */
-				__u64 t = k->hi > a->ns[k->basis] ? k->hi : a->ns[k->basis];
+		}
+		if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
+			/*
+			 * Past the deadline, and never less than a sleep past
+			 * the call's return: an ABSTIME deadline the slow call
+			 * left behind fires by an interrupt still to come (the
+			 * module's hrtimer), which a sleep of ours ending later
+			 * waits for.
+			 */
+			__u64 t = k->hi > a->ns[k->basis] ? k->hi : a->ns[k->basis];
 
-				any = true;
-				if (t > until[k->basis])
-					until[k->basis] = t;
-			}
+			any = true;
+			if (t > until[k->basis])
+				until[k->basis] = t;
 		}
 	}
 	if (!any)
@@ -1230,15 +1225,10 @@ static void count_stale(const struct margs *ma, int got)
 /* The kevent a revision-3 QUERY matched: the oldest of its key (D6, D63). */
 static const struct mkev *query_match(int slot, const struct ukevent *uk)
 {
-	const struct mq *q = KR.m.slot[slot];
-
-	for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-		const struct mkev *k = (const void *)((const char *)p - offsetof(struct mkev, reg));
-
+	mq_for_each_kevent(KR.m.slot[slot], k)
 		if (k->uk.type == uk->type && k->uk.id.raw_u64 == uk->id.raw_u64 &&
 		    !memcmp(k->uk.user, uk->user, sizeof(uk->user)))
 			return k;
-	}
 	return NULL;
 }
 
@@ -1390,19 +1380,16 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
  */
 static bool fires_several(unsigned int tag)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-		unsigned int n = 0;
+	const struct mq *of = NULL;
+	unsigned int n = 0;
 
-		if (!q)
-			continue;
-		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-			const struct mkev *k = (const void *)((const char *)p -
-							      offsetof(struct mkev, reg));
-
-			n += !k->ready && !k->ostop && k->fdgone == tag &&
-			     (tag ? old_bits(&retired[tag - 1], &k->uk) : fire_bits(NULL, &k->uk));
+	m_for_each_kevent(&KR.m, q, k) {
+		if (q != of) {
+			of = q;		/* a queue's kevents come in one run */
+			n = 0;
 		}
+		n += !k->ready && !k->ostop && k->fdgone == tag &&
+		     (tag ? old_bits(&retired[tag - 1], &k->uk) : fire_bits(NULL, &k->uk));
 		if (n > 1)
 			return true;
 	}
@@ -1412,19 +1399,9 @@ static bool fires_several(unsigned int tag)
 /* Would the inode write about to be made reach a kevent that is ready already? */
 static bool ino_merges(void)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-
-		if (!q)
-			continue;
-		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-			const struct mkev *k = (const void *)((const char *)p -
-							      offsetof(struct mkev, reg));
-
-			if (k->ready && fire_bits(NULL, &k->uk))
-				return true;
-		}
-	}
+	m_for_each_kevent(&KR.m, q, k)
+		if (k->ready && fire_bits(NULL, &k->uk))
+			return true;
 	return false;
 }
 
@@ -1596,14 +1573,9 @@ static __u32 old_fire_bits(void *ctx, const struct ukevent *uk)
  */
 static bool old_watched(unsigned int tag)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-
-		for (const struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next)
-			if (((const struct mkev *)((const char *)p - offsetof(struct mkev, reg)))->fdgone ==
-			    tag)
-				return true;
-	}
+	m_for_each_kevent(&KR.m, q, k)
+		if (k->fdgone == tag)
+			return true;
 	return false;
 }
 

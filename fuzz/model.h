@@ -19,6 +19,8 @@ struct mlink {
 	struct mlink *next, *prev;
 };
 
+#define ml_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
 /* A registered kevent as the model sees it. */
 struct mkev {
 	struct mlink reg;		/* mq.reg, insertion order (D6) */
@@ -116,6 +118,23 @@ struct mw {
 	unsigned int uid;
 	unsigned long arrival;
 };
+
+/*
+ * The walks over registered kevents: every kevent k of queue q (D6 order),
+ * and every kevent k of every queue object q of model m (objects as opened;
+ * a released queue has none left).  The loops are nested, so break goes on
+ * to the next kevent as continue does: a walk that ends early returns.
+ */
+#define mq_for_each_kevent(q, k)						\
+	for (struct mlink *k##_l = (q)->reg.next; k##_l != &(q)->reg;		\
+	     k##_l = k##_l->next)							\
+		for (struct mkev *k = ml_entry(k##_l, struct mkev, reg); k; k = NULL)
+
+#define m_for_each_kevent(m, q, k)						\
+	for (struct mlink *q##_l = (m)->objs.next; q##_l != &(m)->objs;		\
+	     q##_l = q##_l->next)							\
+		for (struct mq *q = ml_entry(q##_l, struct mq, obj); q; q = NULL)	\
+			mq_for_each_kevent(q, k)
 
 /* A decoded ioctl: the model's kdisp_plan. */
 struct margs {
