@@ -1026,7 +1026,7 @@ static void m4_data(const struct model *m, const struct mq *q, struct ukevent *o
  * D69: does the kevent's fd still name its file?  In process, the test
  * origin's KTEST_STALE_FD in its event as it stands says no (the racing
  * origin checks nothing); on a device, a kevent whose fd number the
- * executor gave another file (m4_fd_replaced).
+ * executor gave another file or closed (m4_fd_replaced): stale either way.
  */
 static bool m4_stale(const struct model *m, const struct mkev *k)
 {
@@ -1186,8 +1186,9 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
 
 /*
  * MODIFY through a real origin: re-armed (A6), ready at once if the source
- * is.  A kevent whose fd number names another file (m4_fd_replaced) is
- * re-armed on its own old file: that file is asked.
+ * is.  A kevent whose fd number names another file or none
+ * (m4_fd_replaced) is re-armed on its own old file, which the device holds
+ * (A7): that file is asked.
  */
 static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
 {

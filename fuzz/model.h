@@ -212,14 +212,17 @@ void m_intr(struct model *m, int w);
 void m_put(struct model *m, int w);
 void m_reap(struct model *m);
 /*
- * D69, device mode: the executor gave a source's fd number another file.
- * Every POLL and SOCKET kevent on() names that watches the file the number
- * had (not one whose number was replaced before) is marked with tag, the
- * executor's name of that old file: on a revision-4 queue its next delivery
- * is the stale record (m4_fd_check), below revision 4 its records stay
- * (A7).  From then on only writes to its old file reach it (m4_fire_old,
- * not m_fire_each), and MODIFY asks its origin about that file
- * (m_origin.modify_old).  Returns how many kevents it marked.
+ * D69, device mode: the executor gave a source's fd number another file,
+ * or closed it.  Every POLL and SOCKET kevent on() names that watches the
+ * file the number had (not one whose number was replaced before) is marked
+ * with tag, the executor's name of that old file: on a revision-4 queue its
+ * next delivery is the stale record (m4_fd_check), whether the number names
+ * another file or none (D69: "the fd was closed, or its number is another
+ * file now"); below revision 4 its records stay (A7: a kevent holds its
+ * file, the client's close() neither removes nor breaks it).  From then on
+ * only writes to its old file reach it (m4_fire_old, not m_fire_each), and
+ * MODIFY asks its origin about that file (m_origin.modify_old).  Returns
+ * how many kevents it marked.
  */
 unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
 			    void *ctx, unsigned int tag);
