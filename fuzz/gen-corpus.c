@@ -236,6 +236,20 @@ static void brk(unsigned int id0, unsigned int err)
 	b1(err);
 }
 
+/*
+ * FIRES: in process the racing origin's fire of the stopped kevents of id
+ * (id0, 0); on a device (lockstep.c) what happens to source id0's fd
+ * number (D69): an odd data writes a byte into the file it had before,
+ * data 4 mod 8 closes it, any other even data gives it a new file.
+ */
+static void fire_stopped(unsigned int id0, unsigned int data)
+{
+	b1(KF_OP_FIRES);
+	b1(id0);
+	b1(0);
+	bn(data, 4);
+}
+
 static void clock_us(unsigned int us)
 {
 	b1(KF_OP_CLOCK);
@@ -939,6 +953,34 @@ static void seed_rev4_inode(void)
 }
 
 /*
+ * The end of the revision-4 seeds: queue 1 again, on revision 4 with a
+ * 4-slot kevent_uring at arena offset 8192 (in process its address
+ * faults), e added and fired, then (fires >= 0) a FIRES with that data on
+ * its source, delivered by the ring's WAIT, then by GET_EVENTS (in
+ * process: there, after the WAIT's -EFAULT); both queues closed.
+ */
+static void ring_wait_tail(const struct ent *e, int fires)
+{
+	unsigned int init[4] = { 8192, 0, 4, 0 };
+	unsigned char ring[16];
+
+	le32s(ring, init, 4);
+	close_q(1);
+	open_q(1, 0, 0);
+	setabi(1, 4, 0, 0, 0, 0, 0);
+	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
+	poke(0, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 0);
+	fire(e->id0, e->id1, 5);
+	if (fires >= 0)
+		fire_stopped(e->id0, (unsigned int)fires);
+	wait_ring(1, 4, 0);
+	get(1, 0, 8, 400);
+	close_q(0);
+	close_q(1);
+}
+
+/*
  * Revision 4 (D67): a delivered POLL or SOCKET record carries its source's
  * count in ret_data[1]: the test origin's (0 for no bit, else id.raw[1] ^
  * the bits; core/test-origin.h), the lockstep fuzzer's real pipe's or
@@ -950,8 +992,6 @@ static void seed_rev4_inode(void)
  */
 static void seed_rev4_data(void)
 {
-	unsigned int init[4] = { 8192, 0, 4, 0 };
-	unsigned char ring[16];
 	struct ent e[4];
 
 	memset(e, 0, sizeof(e));
@@ -960,7 +1000,6 @@ static void seed_rev4_data(void)
 	e[2] = (struct ent){ .id0 = 3, .id1 = 0x50, .type = KEVENT_POLL, .fl = KF_E_READY_ADD,
 			     .ev = 1, .c0 = 3 };
 	e[3] = (struct ent){ .id0 = 4, .id1 = 0x60, .type = KEVENT_TIMER, .ev = 1, .c0 = 4 };
-	le32s(ring, init, 4);
 	hdr_plain();
 	open_q(0, 0, KF_OPEN_RING);
 	open_q(1, 0, 0);
@@ -985,17 +1024,7 @@ static void seed_rev4_data(void)
 	get(0, 0, 8, 400);
 	brk_x(2, 0x40, 32);
 	get(0, 0, 8, 400);				/* BROKEN: -errno */
-	close_q(1);
-	open_q(1, 0, 0);
-	setabi(1, 4, 0, 0, 0, 0, 0);
-	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
-	poke(0, 1, e);
-	ctl(1, KEVENT_CTL_ADD, 1, 0);
-	fire(1, 0x30, 5);
-	wait_ring(1, 4, 0);				/* the ring slot's count */
-	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
-	close_q(0);
-	close_q(1);
+	ring_wait_tail(e, -1);				/* the ring slot's count */
 	emit("rev4-data");
 }
 
@@ -1011,8 +1040,6 @@ static void seed_rev4_data(void)
  */
 static void seed_rev4_fdcheck(void)
 {
-	unsigned int init[4] = { 8192, 0, 4, 0 };
-	unsigned char ring[16];
 	struct ent e[5], t;
 
 	memset(e, 0, sizeof(e));
@@ -1025,7 +1052,6 @@ static void seed_rev4_fdcheck(void)
 			     .g = { KF_E8_STALE_FD | KF_E8_DISPATCH } };
 	e[4] = (struct ent){ .id0 = 5, .id1 = 0x70, .type = KEVENT_TIMER, .ev = 1, .c0 = 5,
 			     .g = { KF_E8_STALE_FD } };
-	le32s(ring, init, 4);
 	hdr_plain();
 	open_q(0, 0, 0);
 	open_q(1, 0, 0);
@@ -1065,40 +1091,52 @@ static void seed_rev4_fdcheck(void)
 	ctl(0, KEVENT_CTL_MODIFY, 1, 400);		/* re-arms the disarmed one */
 	ctl(0, KEVENT_CTL_READY, 1, 400);
 	get(0, 0, 8, 400);
-	close_q(1);
-	open_q(1, 0, 0);
-	setabi(1, 4, 0, 0, 0, 0, 0);
-	ioctl_bytes(1, KEVENT_IOC_RING_INIT, 16, ring);
-	poke(0, 1, e);
-	ctl(1, KEVENT_CTL_ADD, 1, 0);
-	fire(1, 0x30, 5);
-	wait_ring(1, 4, 0);				/* the ring slot's record */
-	get(1, 0, 8, 400);				/* in process: here after -EFAULT */
-	close_q(0);
-	close_q(1);
+	ring_wait_tail(e, -1);				/* the ring slot's record */
 	emit("rev4-fdcheck");
 }
 
 /*
- * FIRES as the lockstep fuzzer runs it: the fd number of source id0 gets a
- * new file (D69), or with an odd data a byte goes into the file it had
- * before.  In process: the racing origin's fire of the stopped kevents of
- * id (id0, 0), which the seed using it has none of.
+ * FIRES as the lockstep fuzzer runs it (fire_stopped): the fd number of
+ * source id0 gets a new file, a byte goes into the file it had before, or
+ * it is closed.  In process nothing: the seeds using them have no kevent
+ * of id (id0, 0).
  */
 static void new_file(unsigned int id0)
 {
-	b1(KF_OP_FIRES);
-	b1(id0);
-	b1(0);
-	bn(0, 4);
+	fire_stopped(id0, 0);
 }
 
 static void old_write(unsigned int id0)
 {
-	b1(KF_OP_FIRES);
-	b1(id0);
-	b1(0);
-	bn(1, 4);
+	fire_stopped(id0, 1);
+}
+
+static void close_fd(unsigned int id0)
+{
+	fire_stopped(id0, 4);
+}
+
+/*
+ * The start of the D69 seeds on the lockstep fuzzer's sources: queue 0 on
+ * revision 4, queue 1 on revision 3 beside it; e[0] (POLL on the pipe of
+ * id0 1), e[1] (SOCKET) and e[2] (POLL on the other pipe) added on queue
+ * 0, the first two on queue 1, and e[0] fired: ready on both queues.
+ */
+static void fd_seed_start(struct ent e[3])
+{
+	memset(e, 0, 3 * sizeof(*e));
+	e[0] = (struct ent){ .id0 = 1, .id1 = 0x30, .type = KEVENT_POLL, .ev = 1, .c0 = 1 };
+	e[1] = (struct ent){ .id0 = 2, .id1 = 0x40, .type = KEVENT_SOCKET, .ev = 1, .c0 = 2 };
+	e[2] = (struct ent){ .id0 = 0, .id1 = 0x50, .type = KEVENT_POLL, .ev = 1, .c0 = 3 };
+	hdr_plain();
+	open_q(0, 0, 0);
+	open_q(1, 0, 0);
+	setabi(0, 4, 0, 0, 0, 0, 0);
+	setabi(1, 3, 0, 0, 0, 0, 0);
+	poke(0, 3, e);
+	ctl(0, KEVENT_CTL_ADD, 3, 0);
+	ctl(1, KEVENT_CTL_ADD, 2, 0);
+	fire(1, 0x30, 5);				/* e0 ready on both queues */
 }
 
 /*
@@ -1120,20 +1158,8 @@ static void seed_rev4_fd_replaced(void)
 	unsigned char ring[16];
 	struct ent e[3], t;
 
-	memset(e, 0, sizeof(e));
-	e[0] = (struct ent){ .id0 = 1, .id1 = 0x30, .type = KEVENT_POLL, .ev = 1, .c0 = 1 };
-	e[1] = (struct ent){ .id0 = 2, .id1 = 0x40, .type = KEVENT_SOCKET, .ev = 1, .c0 = 2 };
-	e[2] = (struct ent){ .id0 = 0, .id1 = 0x50, .type = KEVENT_POLL, .ev = 1, .c0 = 3 };
 	le32s(ring, init, 4);
-	hdr_plain();
-	open_q(0, 0, 0);
-	open_q(1, 0, 0);
-	setabi(0, 4, 0, 0, 0, 0, 0);
-	setabi(1, 3, 0, 0, 0, 0, 0);
-	poke(0, 3, e);
-	ctl(0, KEVENT_CTL_ADD, 3, 0);
-	ctl(1, KEVENT_CTL_ADD, 2, 0);
-	fire(1, 0x30, 5);				/* e0 ready on both queues */
+	fd_seed_start(e);
 	new_file(1);					/* e0's number: another file */
 	get(0, 0, 8, 400);				/* revision 4: stale */
 	get(1, 0, 8, 400);				/* revision 3: as fired */
@@ -1183,6 +1209,61 @@ static void seed_rev4_fd_replaced(void)
 	close_q(0);
 	close_q(1);
 	emit("rev4-fd-replaced");
+}
+
+/*
+ * D69 with the number closed, not reused (the lockstep fuzzer's FIRES with
+ * data 4): a kevent added on it is stale at its next delivery on revision
+ * 4 (the daemon's kcmp answers EBADF, the module finds no file), at
+ * GET_EVENTS, a READY's delivery and the ring's WAIT; on revision 3 its
+ * records stay, and it keeps hearing its file, which the device holds
+ * (A7): a write to it, a MODIFY polling it.  While the number is closed an
+ * ADD on it fails -EBADF on either revision (abi.md section 7; a SOCKET
+ * entry too, before -ENOTSOCK), and FIRE and BREAK there are not run;
+ * once a FIRES gives it a file again, a kevent added on that one is
+ * counted (D67), not stale.  One stale record goes to a GET_EVENTS that
+ * waits for two: on a device it parks (1 ms, LK_PARK) and is completed
+ * later, by its timeout, so the record is checked for the caller the
+ * parked call keeps (D69); in process it does not wait (no kwait_req).  In
+ * process FIRES reaches no kevent here (ids (n, 0)): the same program
+ * without D69.
+ */
+static void seed_rev4_fd_closed(void)
+{
+	struct ent e[3], t;
+
+	fd_seed_start(e);
+	close_fd(1);					/* e0's number: closed */
+	get(0, 0, 8, 400);				/* revision 4: stale */
+	get(1, 0, 8, 400);				/* revision 3: as fired */
+	fire(1, 0x30, 5);				/* no file there: not run */
+	brk(1, 5);
+	get(0, 0, 8, 400);
+	poke(400, 1, e);
+	ctl(0, KEVENT_CTL_ADD, 1, 400);			/* -EBADF */
+	poke(400, 1, e);
+	ctl(1, KEVENT_CTL_ADD, 1, 400);			/* -EBADF on revision 3 too */
+	old_write(1);					/* its file, held by the device */
+	get(0, 0, 8, 400);				/* stale: nothing */
+	get(1, 0, 8, 400);				/* revision 3: as ever */
+	poke(400, 1, e);
+	ctl(1, KEVENT_CTL_MODIFY, 1, 400);		/* its file polled: ready */
+	get(1, 0, 8, 400);
+	new_file(1);					/* the number gets a file again */
+	poke(400, 1, e);
+	ctl(0, KEVENT_CTL_ADD, 1, 400);			/* e0's key again: on that file */
+	fire(1, 0x30, 5);				/* the new kevent only */
+	get(0, 0, 8, 400);				/* counted, not stale */
+	close_fd(0);					/* e2's number; e2 not ready */
+	poke(400, 1, &e[2]);
+	ctl(0, KEVENT_CTL_READY, 1, 400);
+	get_x(0, 0, 2, 8, 1000000, 400, 0, 0, 0, 0, 0, 0);	/* parks: stale for its caller */
+	t = e[1];
+	t.id0 = 0;
+	poke(400, 1, &t);
+	ctl(0, KEVENT_CTL_ADD, 1, 400);			/* a SOCKET on it: -EBADF */
+	ring_wait_tail(&e[1], 4);			/* the socket's number closed */
+	emit("rev4-fd-closed");
 }
 
 /* Raw bytes into the arena (RAW). */
@@ -1532,14 +1613,6 @@ static void seed_deferred(void)
 	emit("deferred");
 }
 
-static void fire_stopped(unsigned int id0, unsigned int data)
-{
-	b1(KF_OP_FIRES);
-	b1(id0);
-	b1(0);
-	bn(data, 4);
-}
-
 static void uid_op(unsigned int uid, unsigned int limit, unsigned int act)
 {
 	b1(KF_OP_UID);
@@ -1687,6 +1760,7 @@ int main(int argc, char **argv)
 	seed_rev4_data();
 	seed_rev4_fdcheck();
 	seed_rev4_fd_replaced();
+	seed_rev4_fd_closed();
 	seed_loose(1);
 	seed_loose(2);
 	seed_loose(3);

@@ -59,8 +59,8 @@ struct kf_exec {
 	void (*put)(unsigned int w);	/* after m_put() */
 	void (*exec)(void);
 	/* FIRES: in process the racing origin's fire of stopped kevents; on a
-	 * device a source's fd number gets a new file, or its old file a byte
-	 * (D69, lockstep.c) */
+	 * device a source's fd number gets a new file, its old file a byte, or
+	 * it is closed (D69, lockstep.c) */
 	void (*fires)(unsigned int id0, unsigned int id1, __u32 data);
 	void (*uid)(unsigned int uid, unsigned int limit, unsigned int act);
 

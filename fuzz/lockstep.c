@@ -136,8 +136,10 @@ static const struct lk_rule {
 			 "drains (removes one); FIRES (in process: the racing origin's) gives a "
 			 "pipe's or the socket's fd number a new file, the old one drained (D69: "
 			 "its kevents' next delivery on revision 4 is BROKEN -EBADF), or with "
-			 "an odd data writes a byte into the old one", "abi.md A6, A7, A8, A9, "
-			 "D13, D31, D69" },
+			 "data 4 mod 8 closes the number until a FIRES gives it a file or the "
+			 "program ends (D69 as well; an ADD on it fails -EBADF, FIRE is not "
+			 "run), or with an odd data writes a byte into the old one",
+			 "abi.md A6, A7, A8, A9, D13, D31, D69, section 7 (ADD's -EBADF)" },
 	[LK_PLAN_RANGES] = { "GET_EVENTS with max_nr > 0: an output range that is not all "
 			     "usable is -EFAULT even with nothing ready (the module probes it, the "
 			     "daemon fetches the plan's ranges; kfuzz's core alone never touches it)",
@@ -185,8 +187,17 @@ static const struct lk_rule {
 static struct lk_src {
 	int rd, wr;
 	bool sock;
+	bool closed;		/* FIRES closed rd's number: no file, wr -1 */
 	unsigned int pending;	/* bytes written and not drained */
 } src[NSRC];
+
+/*
+ * The files the fuzzer keeps during a program (queues, the write ends of
+ * the files FIRES makes) get numbers from here up, above every source's:
+ * a number FIRES closed must stay closed (D69's EBADF) while kevents were
+ * added on it, and open() would hand out the lowest free number.
+ */
+#define FD_KEPT_FLOOR	256
 
 /*
  * The files FIRES took a source's number from (D69), by their write ends:
@@ -219,6 +230,17 @@ static struct {
 	unsigned int files;	/* f0 .. f<files-1> exist */
 	__u32 bit;		/* the event of the write being made */
 } ino = { .dirfd = -1 };
+
+/* Moves a file the fuzzer keeps to FD_KEPT_FLOOR or above; -1: it failed. */
+static int keep_fd(int fd)
+{
+	int kept = fcntl(fd, F_DUPFD_CLOEXEC, FD_KEPT_FLOOR);
+
+	if (kept < 0)
+		kf_differs("moving fd %d above %d: %s", fd, FD_KEPT_FLOOR, strerror(errno));
+	close(fd);
+	return kept;
+}
 
 static int src_of_fd(__u32 fd)
 {
@@ -291,6 +313,14 @@ static __u32 src_bits(const struct ukevent *uk)
 
 static bool no_fd_origins;	/* the caller's INFO lacks KEVENT_FEAT_FD_ORIGINS */
 
+/* Does uk name a source's number FIRES closed? */
+static bool number_closed(const struct ukevent *uk)
+{
+	int i = src_of_fd(uk->id.raw[0]);
+
+	return i >= 0 && src[i].closed;
+}
+
 static int org_check(const struct ukevent *uk, __u32 rdata[2])
 {
 	__u32 b;
@@ -302,12 +332,17 @@ static int org_check(const struct ukevent *uk, __u32 rdata[2])
 	case KEVENT_INODE:
 		return no_fd_origins ? -EPERM : 0;	/* entries, not a state: never ready now */
 	case KEVENT_SOCKET:
+		if (!no_fd_origins && number_closed(uk))
+			return -EBADF;
 		if (!no_fd_origins && !src[src_of_fd(uk->id.raw[0])].sock)
 			return -ENOTSOCK;
 		/* fall through */
 	default:
 		if (no_fd_origins)
 			return -EPERM;	/* LK_NO_FD_ORIGINS */
+		/* abi.md section 7: id.raw[0] is not an open fd of the caller */
+		if (number_closed(uk))
+			return -EBADF;
 		b = src_bits(uk);
 		rdata[0] = b;
 		return b ? 1 : 0;
@@ -460,7 +495,7 @@ static struct {
 	unsigned long programs, diffs, ioctls, fires;
 	unsigned long rev3_ops, ptimer_exp, query_left;	/* revision 3: what was compared */
 	unsigned long ptimer_late;			/* timer expiries after the barrier */
-	unsigned long new_files, gone_kevents, old_writes, stale_records;	/* D69 */
+	unsigned long new_files, closed_numbers, gone_kevents, old_writes, stale_records; /* D69 */
 	unsigned long outcome[KF_OP_NR][64];	/* op x bucketed result: coverage */
 	unsigned long entry_outcome[KEVENT_MAX + 1][4][64];	/* type x ret_flags x -errno */
 } L;
@@ -721,6 +756,9 @@ static void dev_open(unsigned int slot, unsigned int uid, unsigned int flags)
 		close(fd);
 		return;
 	}
+	fd = keep_fd(fd);	/* never on a number FIRES closed */
+	if (fd < 0)
+		return;
 	L.q[slot].fd = fd;
 	if (info_of(fd, &info)) {
 		kf_differs("INFO after open: %s", strerror(errno));
@@ -1132,39 +1170,34 @@ static void ptimers_after(const struct clk *b, const struct clk *a)
 	__u64 until[KEVENT_CLOCK_BOOTTIME + 1] = { 0 };
 	bool any = false;
 
-	for (int s = 0; s < KF_NQ; s++) {
-		struct mq *q = KR.m.slot[s];
+	m_for_each_kevent(&KR.m, q, k) {
+		__u64 v = ts_ns(&k->spec.value);
 
-		for (struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next) {
-			struct mkev *k = (void *)((char *)p - offsetof(struct mkev, reg));
-			__u64 v = ts_ns(&k->spec.value);
-
-			if (!k->ptimer)
-				continue;
-			if (k->fresh) {
-				k->fresh = false;
-				k->basis = ptimer_basis(&k->spec);
-				if (k->spec.flags & KEVENT_TIMER_ABSTIME) {
-					k->lo = k->hi = v;
-				} else {
-					k->lo = b->ns[k->basis] + v;
-					k->hi = a->ns[k->basis] + v;
-				}
+		if (!k->ptimer)
+			continue;
+		if (k->fresh) {
+			k->fresh = false;
+			k->basis = ptimer_basis(&k->spec);
+			if (k->spec.flags & KEVENT_TIMER_ABSTIME) {
+				k->lo = k->hi = v;
+			} else {
+				k->lo = b->ns[k->basis] + v;
+				k->hi = a->ns[k->basis] + v;
 			}
-			if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
-				/*
-				 * Past the deadline, and never less than a sleep
-				 * past the call's return: an ABSTIME deadline the
-				 * slow call left behind fires by an interrupt
-				 * still to come (the module's hrtimer), which a
-				 * sleep of ours ending later waits for.
-				 */
-				__u64 t = k->hi > a->ns[k->basis] ? k->hi : a->ns[k->basis];
+		}
+		if (k->armed && k->hi < a->ns[k->basis] + PTIMER_SOON_NS) {
+			/*
+			 * Past the deadline, and never less than a sleep past
+			 * the call's return: an ABSTIME deadline the slow call
+			 * left behind fires by an interrupt still to come (the
+			 * module's hrtimer), which a sleep of ours ending later
+			 * waits for.
+			 */
+			__u64 t = k->hi > a->ns[k->basis] ? k->hi : a->ns[k->basis];
 
-				any = true;
-				if (t > until[k->basis])
-					until[k->basis] = t;
-			}
+			any = true;
+			if (t > until[k->basis])
+				until[k->basis] = t;
 		}
 	}
 	if (!any)
@@ -1230,15 +1263,10 @@ static void count_stale(const struct margs *ma, int got)
 /* The kevent a revision-3 QUERY matched: the oldest of its key (D6, D63). */
 static const struct mkev *query_match(int slot, const struct ukevent *uk)
 {
-	const struct mq *q = KR.m.slot[slot];
-
-	for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-		const struct mkev *k = (const void *)((const char *)p - offsetof(struct mkev, reg));
-
+	mq_for_each_kevent(KR.m.slot[slot], k)
 		if (k->uk.type == uk->type && k->uk.id.raw_u64 == uk->id.raw_u64 &&
 		    !memcmp(k->uk.user, uk->user, sizeof(uk->user)))
 			return k;
-	}
 	return NULL;
 }
 
@@ -1390,19 +1418,16 @@ static void dev_ioctl(const struct kf_ioc *io, unsigned char *arg, int exp, stru
  */
 static bool fires_several(unsigned int tag)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-		unsigned int n = 0;
+	const struct mq *of = NULL;
+	unsigned int n = 0;
 
-		if (!q)
-			continue;
-		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-			const struct mkev *k = (const void *)((const char *)p -
-							      offsetof(struct mkev, reg));
-
-			n += !k->ready && !k->ostop && k->fdgone == tag &&
-			     (tag ? old_bits(&retired[tag - 1], &k->uk) : fire_bits(NULL, &k->uk));
+	m_for_each_kevent(&KR.m, q, k) {
+		if (q != of) {
+			of = q;		/* a queue's kevents come in one run */
+			n = 0;
 		}
+		n += !k->ready && !k->ostop && k->fdgone == tag &&
+		     (tag ? old_bits(&retired[tag - 1], &k->uk) : fire_bits(NULL, &k->uk));
 		if (n > 1)
 			return true;
 	}
@@ -1412,19 +1437,9 @@ static bool fires_several(unsigned int tag)
 /* Would the inode write about to be made reach a kevent that is ready already? */
 static bool ino_merges(void)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-
-		if (!q)
-			continue;
-		for (const struct mlink *p = q->reg.next; p != &q->reg; p = p->next) {
-			const struct mkev *k = (const void *)((const char *)p -
-							      offsetof(struct mkev, reg));
-
-			if (k->ready && fire_bits(NULL, &k->uk))
-				return true;
-		}
-	}
+	m_for_each_kevent(&KR.m, q, k)
+		if (k->ready && fire_bits(NULL, &k->uk))
+			return true;
 	return false;
 }
 
@@ -1503,6 +1518,8 @@ static void dev_fire(unsigned int id0, unsigned int id1, __u32 data, bool drain)
 		return;
 	}
 	i = (int)(id0 % NSRC);
+	if (src[i].closed)
+		return;	/* FIRES closed its number: no file to write or drain */
 	if (drain) {
 		if (drain_src(i))
 			drain_origins();
@@ -1537,6 +1554,53 @@ static bool on_src(void *ctx, const struct ukevent *uk)
 	return src_of_fd(uk->id.raw[0]) == *(const int *)ctx;
 }
 
+/* A fresh pipe (a socketpair for the socket) for source i, both ends kept high. */
+static bool fresh_file(int i, int p[2])
+{
+	int r = src[i].sock ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) :
+			      pipe2(p, O_CLOEXEC);
+
+	if (r < 0) {
+		kf_differs("a new file for source %d: %s", i, strerror(errno));
+		return false;
+	}
+	p[0] = keep_fd(p[0]);
+	p[1] = keep_fd(p[1]);
+	if (p[0] >= 0 && p[1] >= 0)
+		return true;
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	return false;
+}
+
+/* Source i's number gets a fresh file; its write end replaces src[i].wr. */
+static bool give_file(int i)
+{
+	int p[2];
+
+	if (!fresh_file(i, p))
+		return false;
+	if (dup3(p[0], src[i].rd, O_CLOEXEC) < 0) {
+		kf_differs("dup3 onto source %d's fd %d: %s", i, src[i].rd, strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return false;
+	}
+	close(p[0]);
+	src[i].wr = p[1];
+	src[i].closed = false;
+	return true;
+}
+
+static void trace_gone(int i, const char *what, unsigned int n)
+{
+	if (L.trace)
+		fprintf(stderr, "lockstep: step %u source %d's fd %d: %s, %u kevents on the old "
+			"file (%u)\n", KR.step, i, src[i].rd, what, n, nretired);
+}
+
 /*
  * FIRES with an even data on a device (LK_SOURCES; in process it is the
  * racing origin's fire of stopped kevents): from now on the fd number of
@@ -1549,37 +1613,60 @@ static bool on_src(void *ctx, const struct ukevent *uk)
  * revision 4 its records stay as they were (A7).  It hears only writes to
  * its old file (old_write), and MODIFY re-polls that file.  Kevents added
  * from now on watch the new file, which FIRE writes, BREAK drains and D67
- * counts.
+ * counts.  A number close_number() closed just gets its new file: no
+ * kevent watches the file it had since (their ADD failed -EBADF).
  */
 static void new_file(int i)
 {
-	int p[2], r;
 	unsigned int n;
+	int wr = src[i].wr;
 
-	if (nretired == NRETIRED || !drain_src(i))
-		return;
-	r = src[i].sock ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) :
-			  pipe2(p, O_CLOEXEC);
-	if (r < 0) {
-		kf_differs("a new file for source %d: %s", i, strerror(errno));
+	if (src[i].closed) {
+		if (give_file(i))
+			L.new_files++;
 		return;
 	}
-	if (dup3(p[0], src[i].rd, O_CLOEXEC) < 0) {
-		kf_differs("dup3 onto source %d's fd %d: %s", i, src[i].rd, strerror(errno));
-		close(p[0]);
-		close(p[1]);
+	if (nretired == NRETIRED || !drain_src(i) || !give_file(i))
 		return;
-	}
-	close(p[0]);
-	retired[nretired++] = (struct lk_old){ src[i].wr, i, 0 };
-	src[i].wr = p[1];
+	retired[nretired++] = (struct lk_old){ wr, i, 0 };
 	drain_origins();
 	n = m4_fd_replaced(&KR.m, on_src, &i, nretired);
 	L.new_files++;
 	L.gone_kevents += n;
-	if (L.trace)
-		fprintf(stderr, "lockstep: step %u source %d's fd %d: a new file, %u kevents on the "
-			"old one (%u)\n", KR.step, i, src[i].rd, n, nretired);
+	trace_gone(i, "a new file", n);
+}
+
+/*
+ * FIRES with data 4 mod 8 on a device: source i's number is closed, its
+ * file drained first and kept open by its write end (retired, as
+ * new_file() keeps an old file) and by the device, which holds the file
+ * of every kevent added on it (A7).  On a revision-4 queue each such
+ * kevent's next delivery is D69's stale record (the daemon's kcmp answers
+ * EBADF, the module finds no file at the number); below revision 4 its
+ * records stay and it keeps hearing its file (old_write), as after
+ * new_file().  The number stays closed until a FIRES gives it a file or
+ * the program ends (dev_teardown): an ADD on it fails -EBADF (abi.md
+ * section 7), FIRE and BREAK are not run.  Nothing of the fuzzer's can
+ * take the number meanwhile: the files it keeps sit above FD_KEPT_FLOOR.
+ */
+static void close_number(int i)
+{
+	unsigned int n;
+
+	if (src[i].closed || nretired == NRETIRED || !drain_src(i))
+		return;
+	if (close(src[i].rd) < 0) {
+		kf_differs("closing source %d's fd %d: %s", i, src[i].rd, strerror(errno));
+		return;
+	}
+	retired[nretired++] = (struct lk_old){ src[i].wr, i, 0 };
+	src[i].wr = -1;
+	src[i].closed = true;
+	drain_origins();
+	n = m4_fd_replaced(&KR.m, on_src, &i, nretired);	/* A7, D69: as a new file */
+	L.closed_numbers++;
+	L.gone_kevents += n;
+	trace_gone(i, "closed", n);
 }
 
 static __u32 old_fire_bits(void *ctx, const struct ukevent *uk)
@@ -1596,14 +1683,9 @@ static __u32 old_fire_bits(void *ctx, const struct ukevent *uk)
  */
 static bool old_watched(unsigned int tag)
 {
-	for (int s = 0; s < KF_NQ; s++) {
-		const struct mq *q = KR.m.slot[s];
-
-		for (const struct mlink *p = q ? q->reg.next : NULL; q && p != &q->reg; p = p->next)
-			if (((const struct mkev *)((const char *)p - offsetof(struct mkev, reg)))->fdgone ==
-			    tag)
-				return true;
-	}
+	m_for_each_kevent(&KR.m, q, k)
+		if (k->fdgone == tag)
+			return true;
 	return false;
 }
 
@@ -1646,12 +1728,18 @@ static void old_write(int i)
 			"fired\n", KR.step, i, t, o->pending, fired);
 }
 
-/* FIRES (LK_SOURCES): a new file at source id0's number, or a write to its old one. */
+/*
+ * FIRES (LK_SOURCES): a write to the old file of source id0's number (odd
+ * data), its number closed (data 4 mod 8: the seeds' 0 and 2 keep meaning
+ * a new file), or a new file at it.
+ */
 static void dev_fires(unsigned int id0, unsigned int id1, __u32 data)
 {
 	(void)id1;
 	if (data & 1)
 		old_write((int)(id0 % NSRC));
+	else if ((data & 7) == 4)
+		close_number((int)(id0 % NSRC));
 	else
 		new_file((int)(id0 % NSRC));
 }
@@ -1737,6 +1825,10 @@ static void dev_teardown(void)
 	/* every kevent is gone: the old files FIRES left may go too */
 	while (nretired)
 		close(retired[--nretired].wr);
+	/* and a number FIRES closed gets a file for the next program */
+	for (int i = 0; i < NSRC; i++)
+		if (src[i].closed && !give_file(i))
+			kf_fail("no file for source %d's fd %d\n", i, src[i].rd);
 }
 
 /*
@@ -2060,9 +2152,10 @@ static void print_figures(double secs)
 	fprintf(stderr, "kevent-lockstep: revision 3: %lu ioctls on revision-3 queues, %lu POSIX "
 		"timer expiries counted, %lu QUERY times left checked; %lu timer expiries came "
 		"after the barrier\n", L.rev3_ops, L.ptimer_exp, L.query_left, L.ptimer_late);
-	fprintf(stderr, "kevent-lockstep: revision 4: %lu source fds given a new file (%lu kevents "
-		"on an old one, %lu writes to an old one), %lu stale records (D69) in GET_EVENTS\n",
-		L.new_files, L.gone_kevents, L.old_writes, L.stale_records);
+	fprintf(stderr, "kevent-lockstep: revision 4: %lu source fds given a new file, %lu "
+		"closed (%lu kevents on an old one, %lu writes to an old one), %lu stale records "
+		"(D69) in GET_EVENTS\n", L.new_files, L.closed_numbers, L.gone_kevents,
+		L.old_writes, L.stale_records);
 }
 
 static int open_dev(struct lk_dev *d, struct kevent_info *info)

@@ -79,8 +79,6 @@ static void ml_del(struct mlink *n)
 	ml_init(n);
 }
 
-#define ml_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
-
 /* ---- configuration ---- */
 
 static __u32 norm_max(unsigned int v)
@@ -377,21 +375,14 @@ static void m4_rearm(struct model *m, struct mq *q, struct mkev *k)
 
 unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
 {
-	struct mlink *o, *p;
 	unsigned int fired = 0;
 
-	for (o = m->objs.next; o != &m->objs; o = o->next) {
-		struct mq *q = ml_entry(o, struct mq, obj);
-
-		for (p = q->reg.next; p != &q->reg; p = p->next) {
-			struct mkev *k = ml_entry(p, struct mkev, reg);
-
-			if (k->uk.id.raw_u64 != id || k->ostop)
-				continue;
-			fired++;
-			if (k->cstop || enqueue(m, q, k, rflags, d0, d1))
-				k->ostop = true;
-		}
+	m_for_each_kevent(m, q, k) {
+		if (k->uk.id.raw_u64 != id || k->ostop)
+			continue;
+		fired++;
+		if (k->cstop || enqueue(m, q, k, rflags, d0, d1))
+			k->ostop = true;
 	}
 	return fired;
 }
@@ -403,26 +394,20 @@ unsigned int m_fire(struct model *m, __u64 id, __u32 rflags, __u32 d0, __u32 d1)
 static unsigned int fire_file(struct model *m, unsigned int tag,
 			      __u32 (*bits)(void *ctx, const struct ukevent *uk), void *ctx)
 {
-	struct mlink *o, *p;
 	unsigned int fired = 0;
 
-	for (o = m->objs.next; o != &m->objs; o = o->next) {
-		struct mq *q = ml_entry(o, struct mq, obj);
+	m_for_each_kevent(m, q, k) {
+		__u32 b = k->ostop || k->fdgone != tag ? 0 : bits(ctx, &k->uk);
 
-		for (p = q->reg.next; p != &q->reg; p = p->next) {
-			struct mkev *k = ml_entry(p, struct mkev, reg);
-			__u32 b = k->ostop || k->fdgone != tag ? 0 : bits(ctx, &k->uk);
-
-			/* D68: below revision 4 an inode kevent's notes are unknown bits */
-			if (k->uk.type == KEVENT_INODE && !m_rule(q, MR_INODE_NOTES))
-				b &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
-			if (!b)
-				continue;
-			fired++;
-			/* A6: a stopped kevent hears nothing until MODIFY re-arms it. */
-			if (k->cstop || enqueue(m, q, k, 0, b, 0))
-				k->ostop = true;
-		}
+		/* D68: below revision 4 an inode kevent's notes are unknown bits */
+		if (k->uk.type == KEVENT_INODE && !m_rule(q, MR_INODE_NOTES))
+			b &= KEVENT_INODE_CREATE | KEVENT_INODE_REMOVE;
+		if (!b)
+			continue;
+		fired++;
+		/* A6: a stopped kevent hears nothing until MODIFY re-arms it. */
+		if (k->cstop || enqueue(m, q, k, 0, b, 0))
+			k->ostop = true;
 	}
 	return fired;
 }
@@ -442,20 +427,12 @@ unsigned int m4_fire_old(struct model *m, unsigned int tag,
 /* A racing origin: korigin_fire() on stopped kevents too; counts the 0s. */
 unsigned int m_fire_stopped(struct model *m, __u64 id, __u32 d0)
 {
-	struct mlink *o, *p;
 	unsigned int going = 0;
 
-	for (o = m->objs.next; o != &m->objs; o = o->next) {
-		struct mq *q = ml_entry(o, struct mq, obj);
-
-		for (p = q->reg.next; p != &q->reg; p = p->next) {
-			struct mkev *k = ml_entry(p, struct mkev, reg);
-
-			if (k->uk.id.raw_u64 == id && !k->race && !k->user && !k->cstop &&
-			    !enqueue(m, q, k, 0, d0, 0))
-				going++;
-		}
-	}
+	m_for_each_kevent(m, q, k)
+		if (k->uk.id.raw_u64 == id && !k->race && !k->user && !k->cstop &&
+		    !enqueue(m, q, k, 0, d0, 0))
+			going++;
 	return going;
 }
 
@@ -1049,7 +1026,7 @@ static void m4_data(const struct model *m, const struct mq *q, struct ukevent *o
  * D69: does the kevent's fd still name its file?  In process, the test
  * origin's KTEST_STALE_FD in its event as it stands says no (the racing
  * origin checks nothing); on a device, a kevent whose fd number the
- * executor gave another file (m4_fd_replaced).
+ * executor gave another file or closed (m4_fd_replaced): stale either way.
  */
 static bool m4_stale(const struct model *m, const struct mkev *k)
 {
@@ -1078,45 +1055,31 @@ static void m4_fd_check(const struct model *m, const struct mq *q, struct mkev *
 unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
 			    void *ctx, unsigned int tag)
 {
-	struct mlink *o, *p;
 	unsigned int n = 0;
 
-	for (o = m->objs.next; o != &m->objs; o = o->next) {
-		struct mq *q = ml_entry(o, struct mq, obj);
-
-		for (p = q->reg.next; p != &q->reg; p = p->next) {
-			struct mkev *k = ml_entry(p, struct mkev, reg);
-
-			if ((k->uk.type != KEVENT_POLL && k->uk.type != KEVENT_SOCKET) ||
-			    k->fdgone || !on(ctx, &k->uk))
-				continue;
-			k->fdgone = tag;
-			n++;
-		}
+	m_for_each_kevent(m, q, k) {
+		if ((k->uk.type != KEVENT_POLL && k->uk.type != KEVENT_SOCKET) ||
+		    k->fdgone || !on(ctx, &k->uk))
+			continue;
+		k->fdgone = tag;
+		n++;
 	}
 	return n;
 }
 
 unsigned int m3_timer_expire(struct model *m, bool (*due)(void *ctx, struct mkev *k), void *ctx)
 {
-	struct mlink *o, *p;
 	unsigned int n = 0;
 
-	for (o = m->objs.next; o != &m->objs; o = o->next) {
-		struct mq *q = ml_entry(o, struct mq, obj);
-
-		for (p = q->reg.next; p != &q->reg; p = p->next) {
-			struct mkev *k = ml_entry(p, struct mkev, reg);
-
-			if (!k->ptimer || !k->armed || !due(ctx, k))
-				continue;
-			n++;
-			if (k->pend != 0xffffffffu)
-				k->pend++;
-			if (!k->spec.interval.tv_sec && !k->spec.interval.tv_nsec)
-				k->armed = false;	/* D58: one expiry */
-			enqueue(m, q, k, 0, 0, 0);	/* ready already: only counted */
-		}
+	m_for_each_kevent(m, q, k) {
+		if (!k->ptimer || !k->armed || !due(ctx, k))
+			continue;
+		n++;
+		if (k->pend != 0xffffffffu)
+			k->pend++;
+		if (!k->spec.interval.tv_sec && !k->spec.interval.tv_nsec)
+			k->armed = false;	/* D58: one expiry */
+		enqueue(m, q, k, 0, 0, 0);	/* ready already: only counted */
 	}
 	return n;
 }
@@ -1195,16 +1158,11 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 /* D6, D7: the oldest kevent with the same id and cookie; D63: and type on revision 3. */
 static struct mkev *find(struct mq *q, const struct ukevent *uk)
 {
-	struct mlink *p;
-
-	for (p = q->reg.next; p != &q->reg; p = p->next) {
-		struct mkev *k = ml_entry(p, struct mkev, reg);
-
+	mq_for_each_kevent(q, k)
 		if (k->uk.id.raw[0] == uk->id.raw[0] && k->uk.id.raw[1] == uk->id.raw[1] &&
 		    k->uk.user[0] == uk->user[0] && k->uk.user[1] == uk->user[1] &&
 		    (!m_rule(q, MR_TYPE_KEY) || k->uk.type == uk->type))
 			return k;
-	}
 	return NULL;
 }
 
@@ -1228,8 +1186,9 @@ static void remove_one(struct model *m, struct mq *q, struct ukevent *uk,
 
 /*
  * MODIFY through a real origin: re-armed (A6), ready at once if the source
- * is.  A kevent whose fd number names another file (m4_fd_replaced) is
- * re-armed on its own old file: that file is asked.
+ * is.  A kevent whose fd number names another file or none
+ * (m4_fd_replaced) is re-armed on its own old file, which the device holds
+ * (A7): that file is asked.
  */
 static void modify_real(struct model *m, struct mq *q, struct mkev *k, struct ukevent *uk)
 {

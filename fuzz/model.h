@@ -19,6 +19,8 @@ struct mlink {
 	struct mlink *next, *prev;
 };
 
+#define ml_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
 /* A registered kevent as the model sees it. */
 struct mkev {
 	struct mlink reg;		/* mq.reg, insertion order (D6) */
@@ -117,6 +119,23 @@ struct mw {
 	unsigned long arrival;
 };
 
+/*
+ * The walks over registered kevents: every kevent k of queue q (D6 order),
+ * and every kevent k of every queue object q of model m (objects as opened;
+ * a released queue has none left).  The loops are nested, so break goes on
+ * to the next kevent as continue does: a walk that ends early returns.
+ */
+#define mq_for_each_kevent(q, k)						\
+	for (struct mlink *k##_l = (q)->reg.next; k##_l != &(q)->reg;		\
+	     k##_l = k##_l->next)							\
+		for (struct mkev *k = ml_entry(k##_l, struct mkev, reg); k; k = NULL)
+
+#define m_for_each_kevent(m, q, k)						\
+	for (struct mlink *q##_l = (m)->objs.next; q##_l != &(m)->objs;		\
+	     q##_l = q##_l->next)							\
+		for (struct mq *q = ml_entry(q##_l, struct mq, obj); q; q = NULL)	\
+			mq_for_each_kevent(q, k)
+
 /* A decoded ioctl: the model's kdisp_plan. */
 struct margs {
 	unsigned int nr;
@@ -193,14 +212,17 @@ void m_intr(struct model *m, int w);
 void m_put(struct model *m, int w);
 void m_reap(struct model *m);
 /*
- * D69, device mode: the executor gave a source's fd number another file.
- * Every POLL and SOCKET kevent on() names that watches the file the number
- * had (not one whose number was replaced before) is marked with tag, the
- * executor's name of that old file: on a revision-4 queue its next delivery
- * is the stale record (m4_fd_check), below revision 4 its records stay
- * (A7).  From then on only writes to its old file reach it (m4_fire_old,
- * not m_fire_each), and MODIFY asks its origin about that file
- * (m_origin.modify_old).  Returns how many kevents it marked.
+ * D69, device mode: the executor gave a source's fd number another file,
+ * or closed it.  Every POLL and SOCKET kevent on() names that watches the
+ * file the number had (not one whose number was replaced before) is marked
+ * with tag, the executor's name of that old file: on a revision-4 queue its
+ * next delivery is the stale record (m4_fd_check), whether the number names
+ * another file or none (D69: "the fd was closed, or its number is another
+ * file now"); below revision 4 its records stay (A7: a kevent holds its
+ * file, the client's close() neither removes nor breaks it).  From then on
+ * only writes to its old file reach it (m4_fire_old, not m_fire_each), and
+ * MODIFY asks its origin about that file (m_origin.modify_old).  Returns
+ * how many kevents it marked.
  */
 unsigned int m4_fd_replaced(struct model *m, bool (*on)(void *ctx, const struct ukevent *uk),
 			    void *ctx, unsigned int tag);

@@ -79,8 +79,9 @@ static const unsigned int kf_path_max[16] = {
  * FIRES    id0:1 id1:1 data:4     ktest_fire_stopped: a racing origin that
  *                                 fires kevents the core told to stop; on a
  *                                 device (lockstep.c): the fd number of
- *                                 source id0 gets a new file (D69), or
- *                                 with an odd data its old file a byte
+ *                                 source id0 gets a new file (D69), with
+ *                                 an odd data its old file a byte, with
+ *                                 data 4 mod 8 it is closed
  * UID      uid:1 limit:1 act:1    act % 4: kcore_uid_charge, _uncharge,
  *                                 kcore_running_enter, _exit (the last two
  *                                 ignore limit; an uncharge or exit without
