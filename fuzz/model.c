@@ -938,21 +938,24 @@ static bool m3_ext_foreign(const struct mq *q, const struct ukevent *uk,
 	return m_rule(q, MR_EXT) && e && uk->type != KEVENT_POSIX_TIMER && !m3_ext_zero(e);
 }
 
-/* D62: a user event registers with the core alone: no origin hears of it. */
-static int m3_add_user(struct model *m, struct mq *q, struct ukevent *uk, unsigned int uid)
+/* A model kevent of uk for uid, holding res (-1: none), on no list yet. */
+static struct mkev *mkev_new(const struct ukevent *uk, unsigned int uid, int res)
 {
-	struct mkev *k;
+	struct mkev *k = calloc(1, sizeof(*k));
 
-	if (!charge(m, uid, KEVENT_LIMIT_KEVENTS)) {
-		entry_fail(uk, -ENOSPC);
-		return 1;
-	}
-	k = calloc(1, sizeof(*k));
 	if (!k)
 		abort();
 	k->uk = *uk;
 	k->uid = uid;
-	k->res = -1;
+	k->res = res;
+	return k;
+}
+
+/* D62: a user event (charged) registers with the core alone: no origin hears of it. */
+static int m3_add_user(struct mq *q, const struct ukevent *uk, unsigned int uid)
+{
+	struct mkev *k = mkev_new(uk, uid, -1);
+
 	k->user = true;
 	k->ostop = true;	/* FIRE operations never reach it */
 	ml_add_tail(&k->reg, &q->reg);
@@ -1102,23 +1105,18 @@ static int add_one(struct model *m, struct mq *q, struct ukevent *uk,
 		entry_fail(uk, -EINVAL);
 		return 1;
 	}
-	if (uk->type == KEVENT_USER)
-		return m3_add_user(m, q, uk, uid);
 	if (!charge(m, uid, KEVENT_LIMIT_KEVENTS)) {
 		entry_fail(uk, -ENOSPC);
 		return 1;
 	}
+	if (uk->type == KEVENT_USER)
+		return m3_add_user(q, uk, uid);
 	if (res >= 0 && !charge(m, uid, res)) {
 		uncharge(m, uid, KEVENT_LIMIT_KEVENTS);
 		entry_fail(uk, -ENOSPC);
 		return 1;
 	}
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		abort();
-	k->uk = *uk;
-	k->uid = uid;
-	k->res = res;
+	k = mkev_new(uk, uid, res);
 	k->race = (1u << uk->type) & KF_RO_TYPES;
 	/* The racing origin never hears of FIRE operations. */
 	k->ostop = k->race;
