@@ -584,8 +584,9 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		kqf_knote_free(kq, kn);
 		return 0;
 	}
+	/* FreeBSD's kqueue_register: every change to a knote sets its udata. */
+	kn->kev.udata = kev->udata;
 	if (kev->flags & EV_ADD) {
-		kn->kev.udata = kev->udata;
 		r = kqf_filter_modify(kq, kn, kev);
 		if (r == 0 && kn->kind == K_TIMER && !kn->dev_timer)
 			orphan(kq, kn);	/* a timerfd now: watched by its expiry time too */

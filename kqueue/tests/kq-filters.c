@@ -342,10 +342,22 @@ KQT(user, trigger_reports_it)
 	struct kevent want, e;
 
 	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)3);
-	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, (void *)3);
 	e = kqt_get(kq, "triggered");
 	EV_SET(&want, 1, EVFILT_USER, EV_CLEAR, 0, 0, (void *)3);
 	kqt_same(&want, &e, "user event");
+}
+
+/* A trigger is a change: it sets the knote's udata, NULL included (FreeBSD). */
+KQT(user, trigger_sets_udata)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)1);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, (void *)5);
+	cr_assert_eq(kqt_get(kq, "triggered with udata 5").udata, (void *)5);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_null(kqt_get(kq, "triggered with no udata").udata);
 }
 
 KQT(user, returned_event_lacks_ev_add)
