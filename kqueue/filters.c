@@ -912,7 +912,6 @@ static SLOW_PATH int check_other(struct knote *kn, struct kevent *out)
 			return 0;
 		out->fflags = kn->sfflags;
 		out->data = kn->sdata;
-		out->flags &= (unsigned short)~EV_ADD;	/* as FreeBSD and the ports */
 		return 1;
 	case K_SIGNAL:
 		if (!kn->count)
