@@ -853,7 +853,9 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 		return attach_fd(kq, kn, kev);
 	case EVFILT_TIMER:
 		kn->kind = K_TIMER;
-		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
+		/* FreeBSD's filt_timerattach: EV_CLEAR, but for an absolute one */
+		if (!(kev->fflags & NOTE_ABSTIME))
+			kn->kev.flags |= EV_CLEAR;
 		return timer_arm(kq, kn);
 	case EVFILT_USER:
 		return attach_user(kq, kn, kev);

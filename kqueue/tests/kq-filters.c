@@ -137,6 +137,25 @@ KQT(timer, abstime_in_the_past_fires_at_once)
 }
 
 /*
+ * FreeBSD's filt_timerattach makes a timer EV_CLEAR unless it is absolute:
+ * a NOTE_ABSTIME timer is level-triggered, reported by every call once its
+ * time has passed, with data 1, until it is deleted.
+ */
+KQT(timer, abstime_is_level_triggered)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_ABSTIME | NOTE_SECONDS, 1, NULL);
+	e = kqt_get(kq, "1970");
+	cr_assert(e.flags == EV_ADD && e.data == 1, "flags %#x data %ld", e.flags, (long)e.data);
+	e = kqt_get(kq, "1970, still");
+	cr_assert(e.flags == EV_ADD && e.data == 1, "flags %#x data %ld", e.flags, (long)e.data);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 30, "deleted");
+}
+
+/*
  * An absolute timer disabled and enabled again keeps its deadline on the
  * wall clock: a clock set past it fires it.  It sets CLOCK_REALTIME, so it
  * runs only where KEVENT_TEST_CLOCK_SET=1 (the guest boot of its own,
