@@ -1252,6 +1252,7 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 		errno = -r;
 		return -1;
 	}
+	kqf_signal_own();
 	pthread_mutex_lock(&kq->lock);
 	r = apply_changes(kq, changelist, nchanges, eventlist, nevents, &nerr);
 	if (r == 0 && nerr > 0)

@@ -730,6 +730,26 @@ KQT(signal, delete_stops_reports)
 	kqt_quiet(kq, 50, "deleted");
 }
 
+/*
+ * A signal sent to the calling thread alone (pthread_kill(), raise()) is
+ * reported as one sent to the process is: FreeBSD counts it at its
+ * generation, whichever thread it is sent to.
+ */
+KQT(signal, sent_to_the_calling_thread_is_counted)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	signal(SIGUSR2, SIG_IGN);
+	kqt_ok(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(pthread_kill(pthread_self(), SIGUSR2), 0);
+	e = kqt_get(kq, "SIGUSR2 to this thread");
+	cr_assert(e.ident == SIGUSR2 && e.data == 1, "ident %lu data %ld",
+		  (unsigned long)e.ident, (long)e.data);
+	cr_assert_eq(raise(SIGUSR2), 0);
+	cr_assert_eq(kqt_get(kq, "raise()").data, 1);
+}
+
 KQT(signal, wakes_a_blocked_kevent)
 {
 	int kq = kqt_kqueue();
