@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -770,6 +771,7 @@ static void detach_vnode(struct kq *kq, struct knote *kn)
  */
 static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sig_fd = -1;
+static atomic_int sig_fd_read = -1;	/* sig_fd once it is watched, for kevent() */
 static sigset_t sig_mask;
 static bool sig_thread_on;
 
@@ -816,7 +818,28 @@ static int signal_watch(int sig)
 		sig_thread_on = true;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return sig_thread_on ? 0 : -EAGAIN;
+	if (!sig_thread_on)
+		return -EAGAIN;
+	atomic_store(&sig_fd_read, sig_fd);
+	return 0;
+}
+
+/*
+ * A signal sent to one thread (pthread_kill(), raise(), tgkill()) is
+ * pending in that thread only, which the dispatcher's read cannot see; a
+ * read by that thread can (signalfd(2): the reader's signals and the
+ * process's).  kevent() reads here first, before any lock of the library,
+ * so a signal its caller sent itself is counted as kqueue counts it.
+ */
+void kqf_signal_own(void)
+{
+	int fd = atomic_load_explicit(&sig_fd_read, memory_order_relaxed);
+	struct signalfd_siginfo si;
+
+	if (fd < 0)
+		return;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		kqf_signal_fanout((int)si.ssi_signo);
 }
 
 static int attach_signal(struct knote *kn, const struct kevent *kev)
@@ -839,6 +862,7 @@ void kqf_signal_forget(void)
 	if (sig_fd >= 0)
 		kqf_sys_close(sig_fd);
 	sig_fd = -1;
+	atomic_store(&sig_fd_read, -1);
 	sig_thread_on = false;
 	pthread_mutex_init(&sig_lock, NULL);
 }
@@ -853,7 +877,9 @@ int kqf_filter_attach(struct kq *kq, struct knote *kn, const struct kevent *kev)
 		return attach_fd(kq, kn, kev);
 	case EVFILT_TIMER:
 		kn->kind = K_TIMER;
-		kn->kev.flags |= EV_CLEAR;	/* FreeBSD: timers are EV_CLEAR */
+		/* FreeBSD's filt_timerattach: EV_CLEAR, but for an absolute one */
+		if (!(kev->fflags & NOTE_ABSTIME))
+			kn->kev.flags |= EV_CLEAR;
 		return timer_arm(kq, kn);
 	case EVFILT_USER:
 		return attach_user(kq, kn, kev);
@@ -912,7 +938,6 @@ static SLOW_PATH int check_other(struct knote *kn, struct kevent *out)
 			return 0;
 		out->fflags = kn->sfflags;
 		out->data = kn->sdata;
-		out->flags &= (unsigned short)~EV_ADD;	/* as FreeBSD and the ports */
 		return 1;
 	case K_SIGNAL:
 		if (!kn->count)

@@ -45,6 +45,7 @@ int kqf_user_touch(struct kq *kq, struct knote *kn, const struct kevent *kev);
 void kqf_vnode_read(struct kq *kq);
 unsigned int kqf_vnode_fflags(const struct knote *kn, unsigned int notes);
 void kqf_signal_forget(void);
+void kqf_signal_own(void);
 
 /* registry.c: kqueue descriptors, close() interposition, fork */
 int kqf_kq_create(void);

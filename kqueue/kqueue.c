@@ -584,8 +584,9 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		kqf_knote_free(kq, kn);
 		return 0;
 	}
+	/* FreeBSD's kqueue_register: every change to a knote sets its udata. */
+	kn->kev.udata = kev->udata;
 	if (kev->flags & EV_ADD) {
-		kn->kev.udata = kev->udata;
 		r = kqf_filter_modify(kq, kn, kev);
 		if (r == 0 && kn->kind == K_TIMER && !kn->dev_timer)
 			orphan(kq, kn);	/* a timerfd now: watched by its expiry time too */
@@ -1251,6 +1252,7 @@ int kevent(int kqfd, const struct kevent *changelist, int nchanges,
 		errno = -r;
 		return -1;
 	}
+	kqf_signal_own();
 	pthread_mutex_lock(&kq->lock);
 	r = apply_changes(kq, changelist, nchanges, eventlist, nevents, &nerr);
 	if (r == 0 && nerr > 0)

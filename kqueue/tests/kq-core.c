@@ -395,6 +395,26 @@ KQT(flags, read_and_write_on_one_fd_are_two_kevents)
 	cr_assert_eq(e.udata, (void *)1);
 }
 
+/*
+ * FreeBSD's kqueue_register sets the knote's udata from every change that
+ * names it, not only EV_ADD: an EV_DISABLE or EV_ENABLE passes its own.
+ */
+KQT(flags, every_change_sets_udata)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)1);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DISABLE, 0, 0, (void *)2);
+	kqt_write(p[1], 1);
+	kqt_quiet(kq, 30, "disabled");
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, (void *)3);
+	cr_assert_eq(kqt_get(kq, "enabled again").udata, (void *)3);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DISABLE, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+	cr_assert_null(kqt_get(kq, "enabled with no udata").udata);
+}
+
 KQT(flags, add_twice_is_one_kevent)
 {
 	int kq = kqt_kqueue(), p[2];

@@ -137,6 +137,25 @@ KQT(timer, abstime_in_the_past_fires_at_once)
 }
 
 /*
+ * FreeBSD's filt_timerattach makes a timer EV_CLEAR unless it is absolute:
+ * a NOTE_ABSTIME timer is level-triggered, reported by every call once its
+ * time has passed, with data 1, until it is deleted.
+ */
+KQT(timer, abstime_is_level_triggered)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_ADD, NOTE_ABSTIME | NOTE_SECONDS, 1, NULL);
+	e = kqt_get(kq, "1970");
+	cr_assert(e.flags == EV_ADD && e.data == 1, "flags %#x data %ld", e.flags, (long)e.data);
+	e = kqt_get(kq, "1970, still");
+	cr_assert(e.flags == EV_ADD && e.data == 1, "flags %#x data %ld", e.flags, (long)e.data);
+	kqt_ok(kq, 1, EVFILT_TIMER, EV_DELETE, 0, 0, NULL);
+	kqt_quiet(kq, 30, "deleted");
+}
+
+/*
  * An absolute timer disabled and enabled again keeps its deadline on the
  * wall clock: a clock set past it fires it.  It sets CLOCK_REALTIME, so it
  * runs only where KEVENT_TEST_CLOCK_SET=1 (the guest boot of its own,
@@ -342,22 +361,37 @@ KQT(user, trigger_reports_it)
 	struct kevent want, e;
 
 	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)3);
-	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, (void *)3);
 	e = kqt_get(kq, "triggered");
-	EV_SET(&want, 1, EVFILT_USER, EV_CLEAR, 0, 0, (void *)3);
+	EV_SET(&want, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)3);
 	kqt_same(&want, &e, "user event");
 }
 
-KQT(user, returned_event_lacks_ev_add)
+/* A trigger is a change: it sets the knote's udata, NULL included (FreeBSD). */
+KQT(user, trigger_sets_udata)
+{
+	int kq = kqt_kqueue();
+
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, (void *)1);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, (void *)5);
+	cr_assert_eq(kqt_get(kq, "triggered with udata 5").udata, (void *)5);
+	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
+	cr_assert_null(kqt_get(kq, "triggered with no udata").udata);
+}
+
+/*
+ * A user event comes back with EV_ADD like every other filter's, as macOS
+ * and libkqueue's user filter return it (FreeBSD drops EV_ADD from all).
+ */
+KQT(user, returned_event_keeps_ev_add)
 {
 	int kq = kqt_kqueue();
 	struct kevent e;
 
-	/* FreeBSD and libkqueue's user filter drop EV_ADD from a user event. */
-	kqt_ok(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL);
+	kqt_ok(kq, 1, EVFILT_USER, EV_ADD | EV_DISPATCH, 0, 0, NULL);
 	kqt_ok(kq, 1, EVFILT_USER, 0, NOTE_TRIGGER, 0, NULL);
 	e = kqt_get(kq, "triggered");
-	cr_assert_eq(e.flags & EV_ADD, 0, "flags %#x", e.flags);
+	cr_assert_eq(e.flags, EV_ADD | EV_DISPATCH, "flags %#x", e.flags);
 }
 
 KQT(user, clear_resets_the_trigger)
@@ -694,6 +728,26 @@ KQT(signal, delete_stops_reports)
 	kqt_ok(kq, SIGUSR1, EVFILT_SIGNAL, EV_DELETE, 0, 0, NULL);
 	kill(getpid(), SIGUSR1);
 	kqt_quiet(kq, 50, "deleted");
+}
+
+/*
+ * A signal sent to the calling thread alone (pthread_kill(), raise()) is
+ * reported as one sent to the process is: FreeBSD counts it at its
+ * generation, whichever thread it is sent to.
+ */
+KQT(signal, sent_to_the_calling_thread_is_counted)
+{
+	int kq = kqt_kqueue();
+	struct kevent e;
+
+	signal(SIGUSR2, SIG_IGN);
+	kqt_ok(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+	cr_assert_eq(pthread_kill(pthread_self(), SIGUSR2), 0);
+	e = kqt_get(kq, "SIGUSR2 to this thread");
+	cr_assert(e.ident == SIGUSR2 && e.data == 1, "ident %lu data %ld",
+		  (unsigned long)e.ident, (long)e.data);
+	cr_assert_eq(raise(SIGUSR2), 0);
+	cr_assert_eq(kqt_get(kq, "raise()").data, 1);
 }
 
 KQT(signal, wakes_a_blocked_kevent)
