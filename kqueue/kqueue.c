@@ -585,7 +585,8 @@ static int apply_existing(struct kq *kq, struct knote *kn, const struct kevent *
 		return 0;
 	}
 	/* FreeBSD's kqueue_register: every change to a knote sets its udata. */
-	kn->kev.udata = kev->udata;
+	if (!(kev->flags & EV_KEEPUDATA))
+		kn->kev.udata = kev->udata;
 	if (kev->flags & EV_ADD) {
 		r = kqf_filter_modify(kq, kn, kev);
 		if (r == 0 && kn->kind == K_TIMER && !kn->dev_timer)

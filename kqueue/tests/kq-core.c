@@ -415,6 +415,19 @@ KQT(flags, every_change_sets_udata)
 	cr_assert_null(kqt_get(kq, "enabled with no udata").udata);
 }
 
+KQT(flags, keepudata_keeps_udata)
+{
+	int kq = kqt_kqueue(), p[2];
+
+	kqt_pipe(p);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD, 0, 0, (void *)1);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ADD | EV_KEEPUDATA, 0, 0, (void *)2);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_DISABLE | EV_KEEPUDATA, 0, 0, NULL);
+	kqt_ok(kq, (uintptr_t)p[0], EVFILT_READ, EV_ENABLE | EV_KEEPUDATA, 0, 0, NULL);
+	kqt_write(p[1], 1);
+	cr_assert_eq(kqt_get(kq, "kept").udata, (void *)1);
+}
+
 KQT(flags, add_twice_is_one_kevent)
 {
 	int kq = kqt_kqueue(), p[2];

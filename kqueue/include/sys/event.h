@@ -61,6 +61,7 @@ struct kevent {
 #define EV_CLEAR	0x0020
 #define EV_RECEIPT	0x0040
 #define EV_DISPATCH	0x0080
+#define EV_KEEPUDATA	0x0200	/* a change to an existing kevent leaves its udata */
 
 #define EV_SYSFLAGS	0xF000
 #define EV_FLAG1	0x2000
