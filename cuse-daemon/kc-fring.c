@@ -16,7 +16,9 @@
  *    hands the kernel anything newer than a store still queued on the page
  *    lock (which would let the index step back when that store lands).
  *  - Slots before the index that publishes them: per pass, the slot bytes
- *    are copied and stored first, then the index word alone (4 aligned
+ *    are copied and stored first (those marked, and those of every slot
+ *    the index moved over since the last pass: the core marks its bytes
+ *    only after it moved the index), then the index word alone (4 aligned
  *    bytes), so the index only moves forward and a reader that acquires it
  *    finds its slots (abi.md 5.4).
  *  - What a caller hears of is in the pages: a GET_EVENTS reply with
@@ -173,14 +175,40 @@ static void kc_fring_run_cbs(struct kc_fring_cb *cb)
 	}
 }
 
-/* img_lock held: img = the core's ring now, index first (see the flush). */
-static __u32 kc_fring_copy_locked(struct kc_fring *fr, size_t s, size_t hi)
+/* The core's index now: every slot before it is in live (acquire). */
+static __u32 kc_fring_live_index(const struct kc_fring *fr)
 {
-	__u32 idx = __atomic_load_n((const __u32 *)fr->live, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const __u32 *)fr->live, __ATOMIC_ACQUIRE);
+}
 
+/* img_lock held: img's bytes [s, hi) = the core's ring now. */
+static void kc_fring_copy_locked(struct kc_fring *fr, size_t s, size_t hi)
+{
 	if (hi > s)
 		memcpy(fr->img + s, fr->live + s, hi - s);
-	return idx;
+}
+
+/*
+ * [*lo, *hi) widened to the slots an index move from..to publishes.  The
+ * core moves the live index under its lock and tells us which bytes it
+ * wrote only after dropping it, so a pass may load an index whose slot is
+ * in no dirty range yet; without this the index would reach the pages
+ * before its slot (abi.md 5.4).  A move across the wrap takes every slot.
+ */
+static void kc_fring_widen(__u32 from, __u32 to, size_t *lo, size_t *hi)
+{
+	size_t a = KEVENT_RING_HDR_SIZE, b = KEVENT_RING_SIZE;
+
+	if (from == to)
+		return;
+	if (from < to) {
+		a = KEVENT_RING_SLOT_OFFSET(from);
+		b = KEVENT_RING_SLOT_OFFSET(to - 1) + sizeof(struct mukevent);
+	}
+	if (*hi <= *lo || a < *lo)
+		*lo = a;
+	if (b > *hi)
+		*hi = b;
 }
 
 void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
@@ -212,8 +240,9 @@ void kc_fring_read(fuse_req_t req, struct kc_fring *fr, size_t size, off_t off)
 		/* Page aligned: the index word is stored from an aligned source. */
 		fr->img = aligned_alloc(KEVENT_RING_PAGE_SIZE, KEVENT_RING_SIZE);
 		if (fr->img) {
-			__u32 idx = kc_fring_copy_locked(fr, sizeof(__u32), KEVENT_RING_SIZE);
+			__u32 idx = kc_fring_live_index(fr);
 
+			kc_fring_copy_locked(fr, sizeof(__u32), KEVENT_RING_SIZE);
 			__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
 			atomic_store(&fr->read_seen, 1);
 		}
@@ -256,7 +285,7 @@ static void kc_fring_store(struct kc_fring *fr, size_t off, size_t len)
 /* One pass: the dirty slot bytes, then the index that publishes them. */
 static void kc_fring_flush(struct kc_fring *fr, size_t lo, size_t hi)
 {
-	size_t s = lo < sizeof(__u32) ? sizeof(__u32) : lo;
+	size_t s;
 	__u32 idx;
 
 	pthread_mutex_lock(&fr->img_lock);
@@ -265,8 +294,11 @@ static void kc_fring_flush(struct kc_fring *fr, size_t lo, size_t hi)
 		pthread_mutex_unlock(&fr->img_lock);
 		return;
 	}
-	/* Acquire the index first: every slot before it is in live now. */
-	idx = kc_fring_copy_locked(fr, s, hi);
+	/* The index first, then its slots: img's index is the last one stored. */
+	idx = kc_fring_live_index(fr);
+	kc_fring_widen(__atomic_load_n((const __u32 *)fr->img, __ATOMIC_RELAXED), idx, &lo, &hi);
+	s = lo < sizeof(__u32) ? sizeof(__u32) : lo;
+	kc_fring_copy_locked(fr, s, hi);
 	pthread_mutex_unlock(&fr->img_lock);
 	if (hi > s)
 		kc_fring_store(fr, s, hi - s);
@@ -274,6 +306,27 @@ static void kc_fring_flush(struct kc_fring *fr, size_t lo, size_t hi)
 	__atomic_store_n((__u32 *)fr->img, idx, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&fr->img_lock);
 	kc_fring_store(fr, 0, sizeof(__u32));
+}
+
+/*
+ * fl.lock held, fl.head set: the first ring of the dirty list leaves it,
+ * with the bytes and the callbacks of its pass.
+ */
+static struct kc_fring *kc_fring_pick(size_t *lo, size_t *hi, struct kc_fring_cb **cbs)
+{
+	struct kc_fring *fr = fl.head;
+
+	fl.head = fr->next;
+	if (!fl.head)
+		fl.tail = NULL;
+	fr->queued = 0;
+	*lo = fr->lo;
+	*hi = fr->hi;
+	fr->lo = fr->hi = 0;
+	/* Asked for before this pass loads the index: run after it. */
+	*cbs = fr->cbs;
+	fr->cbs = NULL;
+	return fr;
 }
 
 static void *kc_flusher(void *unused)
@@ -289,17 +342,7 @@ static void *kc_flusher(void *unused)
 			pthread_cond_wait(&fl.cond, &fl.lock);
 		if (!fl.head)
 			break;
-		fr = fl.head;
-		fl.head = fr->next;
-		if (!fl.head)
-			fl.tail = NULL;
-		fr->queued = 0;
-		lo = fr->lo;
-		hi = fr->hi;
-		fr->lo = fr->hi = 0;
-		/* Asked for before this pass loads the index: run after it. */
-		cbs = fr->cbs;
-		fr->cbs = NULL;
+		fr = kc_fring_pick(&lo, &hi, &cbs);
 		pthread_mutex_unlock(&fl.lock);
 		/* At stop the queues are gone or going: nothing left to show. */
 		if (!fl.stop)
