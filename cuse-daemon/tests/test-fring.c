@@ -18,7 +18,7 @@ struct kc_daemon kd;
 
 /* The core's ring (live) and the kernel's pages of the file. */
 static unsigned char live[KEVENT_RING_SIZE] __attribute__((aligned(4096)));
-static unsigned char pages[KEVENT_RING_SIZE];
+static unsigned char pages[KEVENT_RING_SIZE] __attribute__((aligned(4096)));
 static off_t read_off;		/* where the READ being answered reads */
 static char broken[160];	/* the first store that broke 5.4 */
 
