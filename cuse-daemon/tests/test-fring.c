@@ -19,7 +19,6 @@ struct kc_daemon kd;
 /* The core's ring (live) and the kernel's pages of the file. */
 static unsigned char live[KEVENT_RING_SIZE] __attribute__((aligned(4096)));
 static unsigned char pages[KEVENT_RING_SIZE] __attribute__((aligned(4096)));
-static off_t read_off;		/* where the READ being answered reads */
 static char broken[160];	/* the first store that broke 5.4 */
 
 static __u32 pages_index(void)
@@ -51,7 +50,7 @@ int fuse_lowlevel_notify_store(struct fuse_session *se, fuse_ino_t ino, off_t of
 int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
 {
 	(void)req;
-	memcpy(pages + read_off, buf, size);
+	memcpy(pages, buf, size);	/* every READ here is of the whole file */
 	check_pages("a READ");
 	return 0;
 }
@@ -85,7 +84,6 @@ static void core_tell(struct kc_fring *fr, __u32 slot)
 /* A page fault's READ of the whole file, answered into the pages. */
 static void kernel_read(struct kc_fring *fr)
 {
-	read_off = 0;
 	kc_fring_read(NULL, fr, KEVENT_RING_SIZE, 0);
 }
 
